@@ -1,0 +1,158 @@
+"""PettingZoo AEC plumbing shared by every deckgym game.
+
+A game module subclasses :class:`CardGameEnv` and supplies the engine, the observation
+encoder and the reward rule; this class owns the AEC bookkeeping (agents, rewards,
+terminations, illegal actions, seeding, rendering) in one place, so both games behave
+the same way.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+ILLEGAL_ACTION_MODES = ("penalty", "raise")
+
+
+def zero_sum_win_rewards(winners, num_players: int) -> list[float]:
+    """+1 split among the winners, -1 split among the rest (0 for all when everyone wins)."""
+    losers = num_players - len(winners)
+    if not losers:
+        return [0.0] * num_players
+    win, lose = 1.0 / len(winners), -1.0 / losers
+    return [win if s in winners else lose for s in range(num_players)]
+
+
+class CardGameEnv(AECEnv):
+    """AEC env around a ``GameEngine``. Subclasses implement:
+
+    - ``_new_game(seed) -> engine``
+    - ``_encode(seat) -> np.ndarray`` the seat's observation vector (float32, ``obs_size``)
+    - ``_rewards() -> list[float] | None`` rewards earned by the action just applied
+    - ``_episode_over() -> bool``
+    """
+
+    metadata = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
+
+    def __init__(self, num_players: int, obs_size: int, num_actions: int, illegal_action: str = "penalty",
+                 illegal_reward: float = -1.0, render_mode: str | None = None):
+        super().__init__()
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action={illegal_action!r}: choose one of {', '.join(ILLEGAL_ACTION_MODES)}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode={render_mode!r}: choose one of {self.metadata['render_modes']} or None")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.render_mode = render_mode
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self.num_actions = num_actions
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(-np.inf, np.inf, (obs_size,), np.float32),
+            "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self._seeder = random.Random()
+        self.game = None
+
+    def observation_space(self, agent):
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent):
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ AEC
+    def reset(self, seed=None, options=None):
+        if seed is not None:
+            self._seeder.seed(seed)
+        self.game = self._new_game(self._seeder.getrandbits(64))
+        self._start_episode()
+
+    def _start_episode(self) -> None:
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._obs_cache = {}
+        self.agent_selection = self.agents[self.game.current_player]
+
+    def step(self, action):
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        seat = self.agent_name_mapping[agent]
+        self._cumulative_rewards[agent] = 0.0
+        game = self.game
+        legal = game.legal_actions()
+        if action is None or action not in legal:
+            if self.illegal_action == "raise":
+                raise ValueError(game.illegal_message(action, legal))
+            rewards = [0.0] * self.num_agents
+            rewards[seat] = self.illegal_reward
+            self._finish(rewards, illegal=True)
+            return
+        game._apply(int(action))  # legality checked above, once
+        self._obs_cache = {}
+        rewards = self._rewards()
+        if self._episode_over():
+            self._finish(rewards or [0.0] * self.num_agents)
+            return
+        if rewards is None:
+            for a in self.agents:
+                self.rewards[a] = 0.0
+        else:
+            for a, r in zip(self.agents, rewards):
+                self.rewards[a] = r
+                self._cumulative_rewards[a] += r
+        self.agent_selection = self.agents[game.current_player]
+        if self.render_mode == "human":
+            self.render()
+
+    def _finish(self, rewards, illegal: bool = False) -> None:
+        truncated = getattr(self.game, "deal_truncated", False) and not illegal
+        for a, r in zip(self.agents, rewards):
+            self.rewards[a] = r
+            self._cumulative_rewards[a] += r
+            self.terminations[a] = not truncated
+            self.truncations[a] = truncated
+            if illegal:
+                self.infos[a] = {"illegal_action": True}
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent):
+        obs = self._obs_cache.get(agent)
+        if obs is None:
+            seat = self.agent_name_mapping[agent]
+            mask = np.zeros(self.num_actions, np.int8)
+            if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+                mask[self.game.legal_actions()] = 1
+            obs = self._obs_cache[agent] = {"observation": self._encode(seat), "action_mask": mask}
+        return obs
+
+    def render(self):
+        if self.render_mode is None:
+            import gymnasium
+            gymnasium.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
+            return None
+        text = self.game.render()
+        if self.render_mode == "human":
+            print(text + "\n")
+            return None
+        return text
+
+    def close(self):
+        pass
+
+
+def wrap(raw):
+    """The classic wrapping: bounds and call-order checks. Illegal actions are handled by
+    the raw env itself, so no wrapper has to rebuild an observation to find the mask."""
+    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw))

@@ -1,0 +1,177 @@
+"""
+# Craits (``craits_v0``)
+
+A Crazy-Eights-family shedding game with card powers, "the crank" (a chain of A and 2
+that makes the first player without one draw the count), a last-card announcement, and a
+game of 15 deals with hand sizes 8…1…8. Rules: ``RULES.md`` section 1; engine:
+``envs.craits.game``.
+
+```python
+from envs import craits_v0
+env = craits_v0.env(num_players=4, render_mode="ansi")
+env.reset(seed=7)
+for agent in env.agent_iter():
+    obs, reward, termination, truncation, info = env.last()
+    action = None if termination or truncation else env.action_space(agent).sample(obs["action_mask"])
+    env.step(action)
+```
+
+| | |
+|---|---|
+| Import | `from envs import craits_v0` (also `pettingzoo.make("aec", "deckgym/craits-v0")` after `import envs`) |
+| Actions | Discrete(109) |
+| Agents | `player_0` … `player_{n-1}`, n = 2…5 |
+| Observation | Dict: `observation` float32 (206,), `action_mask` int8 (109,) |
+
+## Arguments
+
+| argument | default | meaning |
+|---|---|---|
+| `preset` | `"craits"` | rule preset, `"craits"` or `"create"` (RULES.md 1.1) |
+| `crank_count`, `nine`, `seven_target`, `empty_stock`, `three_scoring`, `missed_announce_penalty`, `announce`, `partnership`, `deals` | from the preset | every rule option of ``Rules``; a bad name or value raises ``ValueError`` naming it |
+| `num_players` | 4 | 2 to 5; partnership needs 4 |
+| `episode` | `"game"` | `"game"`: an episode is the whole game of deals. `"deal"`: an episode is one deal; ``reset()`` without a seed continues the same game with its next deal (a new game after the last), ``reset(seed=...)`` starts a new game |
+| `reward` | `"deal"` | see Rewards |
+| `illegal_action` | `"penalty"` | `"penalty"`: the PettingZoo-classic outcome, the episode ends, the offender gets `illegal_reward` (-1) and the others 0, ``info["illegal_action"]`` is set; `"raise"`: ``ValueError`` naming the action and the legal ones |
+| `render_mode` | None | `"ansi"` (``render()`` returns the table as text) or `"human"` (prints it after every step) |
+
+## Actions
+
+| action | meaning |
+|---|---|
+| 0…51 | play card `a` (card = rank·4 + suit, ranks A…K, suits C D H S), announcing "last card" when it leaves one |
+| 52…103 | play card `a − 52` without the announcement (legal only with `announce="action"`) |
+| 104 | draw (one card; or take the crank's count) |
+| 105…108 | name suit C, D, H, S (after an 8 or 9) |
+
+## Observation (what the seat knows, with perfect memory)
+
+Seats are relative to the observer: slot k (k = 1…4) is the seat k places to the left;
+slots beyond the number of players are zero. Numbers are scaled to roughly [0, 1].
+
+| index | content |
+|---|---|
+| 0–51 | own hand (all zero while the dealer names a suit for an upcard 8 or 9 without seeing it) |
+| 52–103 | top card of the discard pile (one-hot) |
+| 104–107 | current suit (one-hot) |
+| 108–112 | phase: play, suit naming, blind suit naming (upcard), extra turn after a 6, crank |
+| 113 | crank count / 10 |
+| 114 | direction: 1 = to the left, 0 = to the right |
+| 115–166 | cards seen played since the stock was last formed (the discard pile) |
+| 167 | stock size / 52 |
+| 168 | deal number / number of deals |
+| 169 | this deal's hand size / 8 |
+| 170–173 | own: hand size / 10, game score / 100, pressure tally / 10, loses next turn |
+| 174–205 | 4 slots × 8: present, hand size / 10, holds one card, announced last card, partner, game score / 100, pressure tally / 10, loses next turn |
+
+## Rewards
+
+Zero-sum. `reward="deal"` (default): when a deal ends every side (a seat, or a partnership)
+gets (mean of the other sides' deal points − its own deal points) / 100, pressure
+penalties included; partners both get their side's. `reward="win"`: only at the end of the
+game, +1 split among the winners and −1 split among the rest (0 for a full tie).
+
+A deal cut by the 10,000-action safety net ends the episode with ``truncations`` set.
+
+## Version history
+- v0: first release.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..aec import CardGameEnv, wrap, zero_sum_win_rewards
+from .game import BLIND_SUIT, NUM_ACTIONS, OVER, CraitsGame
+from .rules import Rules
+
+OBS_SIZE = 206
+HAND, TOP, SUIT, PHASE, CRANK_COUNT, DIRECTION, SEEN, STOCK, DEAL, DEAL_SIZE, OWN, OTHERS = (
+    0, 52, 104, 108, 113, 114, 115, 167, 168, 169, 170, 174)
+SLOT_SIZE = 8
+MAX_OTHERS = 4
+EPISODES = ("game", "deal")
+REWARDS = ("deal", "win")
+
+
+def _bits_to_floats(bits: int) -> np.ndarray:
+    """52-bit set -> 52 floats (unpackbits on the int's bytes: no Python loop)."""
+    return np.unpackbits(np.frombuffer(bits.to_bytes(7, "little"), np.uint8), count=52, bitorder="little")
+
+
+class raw_env(CardGameEnv):
+    metadata = {**CardGameEnv.metadata, "name": "craits_v0"}
+
+    def __init__(self, preset: str = "craits", num_players: int = 4, episode: str = "game", reward: str = "deal",
+                 illegal_action: str = "penalty", render_mode: str | None = None, **options):
+        if episode not in EPISODES:
+            raise ValueError(f"episode={episode!r}: choose one of {', '.join(EPISODES)}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARDS)}")
+        self.rules = Rules.preset(preset, **options)
+        self.rules.check_players(num_players)
+        self.episode = episode
+        self.reward = reward
+        super().__init__(num_players, OBS_SIZE, NUM_ACTIONS, illegal_action, render_mode=render_mode)
+
+    def _new_game(self, seed) -> CraitsGame:
+        return CraitsGame(self.rules, len(self.possible_agents), seed)
+
+    def reset(self, seed=None, options=None):
+        game = self.game
+        if self.episode == "deal" and seed is None and game is not None and not game.game_over:
+            self._start_episode()  # the next deal of the same game
+        else:
+            super().reset(seed, options)
+
+    def _episode_over(self) -> bool:
+        game = self.game
+        return game.game_over or game.deal_truncated or (self.episode == "deal" and game.deal_over)
+
+    def _rewards(self):
+        game = self.game
+        if self.reward == "win":
+            return zero_sum_win_rewards(game.winners(), game.num_players) if game.game_over else None
+        if not game.deal_over:
+            return None
+        sides = game.sides()
+        points = [sum(game.last_deal_points[s] for s in side) for side in sides]
+        total, others = sum(points), len(points) - 1
+        rewards = [0.0] * game.num_players
+        for side, own in zip(sides, points):
+            for seat in side:
+                rewards[seat] = ((total - own) / others - own) / 100.0
+        return rewards
+
+    def _encode(self, seat: int) -> np.ndarray:
+        game = self.game
+        n = game.num_players
+        obs = np.zeros(OBS_SIZE, np.float32)
+        phase = game.phase_id
+        if phase != BLIND_SUIT:
+            obs[HAND:HAND + 52] = _bits_to_floats(game.hand_bits[seat])
+        obs[TOP + game.discard[-1]] = 1.0
+        obs[SUIT + game.suit_id] = 1.0
+        if phase != OVER:
+            obs[PHASE + phase] = 1.0
+        obs[CRANK_COUNT] = game.crank / 10.0
+        obs[DIRECTION] = game.direction == 1
+        obs[SEEN:SEEN + 52] = _bits_to_floats(game.discard_bits)
+        obs[STOCK] = len(game.stock) / 52.0
+        deals = game.rules.deals
+        obs[DEAL] = game.deal_index / len(deals)
+        obs[DEAL_SIZE] = deals[game.deal_index] / 8.0
+        scores, pressures, lose_turn, announced = game.scores_, game.pressures, game.lose_turn, game.announced
+        obs[OWN:OWN + 4] = (game.hand_bits[seat].bit_count() / 10.0, scores[seat] / 100.0, pressures[seat] / 10.0,
+                            lose_turn[seat])
+        partner = game.partner(seat)
+        for k in range(1, n):
+            other = (seat + k) % n
+            size = game.hand_bits[other].bit_count()
+            base = OTHERS + (k - 1) * SLOT_SIZE
+            obs[base:base + SLOT_SIZE] = (1.0, size / 10.0, size == 1, announced[other], other == partner,
+                                          scores[other] / 100.0, pressures[other] / 10.0, lose_turn[other])
+        return obs
+
+
+def env(**kwargs):
+    return wrap(raw_env(**kwargs))

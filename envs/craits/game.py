@@ -1,0 +1,429 @@
+"""The Craits engine (RULES.md section 1): plain Python, no numpy, no PettingZoo.
+
+Cards are integers (``envs.cards``), hands are bit sets, the stock and discard pile are
+lists whose *last* element is the top. One action encoding, used by the env, the bots and
+exports alike:
+
+=============  =========================================================
+action         meaning
+=============  =========================================================
+0 … 51         ``play <card>`` (with the announcement when it leaves one card)
+52 … 103       ``play <card> unannounced`` (only with ``announce="action"``)
+104            ``draw`` (one card, or the crank's count)
+105 … 108      ``suit C`` / ``suit D`` / ``suit H`` / ``suit S``
+=============  =========================================================
+"""
+from __future__ import annotations
+
+import random
+
+from ..cards import (RANK_BITS, SUIT_BITS, SUITS, bits_to_cards, card_to_text, cards_to_bits,
+                     parse_card, parse_suit)
+from ..engine import GameEngine
+from .rules import Rules
+
+UNANNOUNCED = 52
+DRAW = 104
+SUIT_ACTION = 105
+NUM_ACTIONS = 109
+
+# Phases: who must decide what.
+PLAY, NAME_SUIT, BLIND_SUIT, EXTRA_TURN, CRANK, OVER = range(6)
+PHASE_NAMES = ("play", "suit", "blind_suit", "extra_turn", "crank", "over")
+
+ACE, TWO, THREE, FOUR, FIVE, SIX, SEVEN, EIGHT, NINE, TEN = range(10)
+WILD_BITS = RANK_BITS[EIGHT] | RANK_BITS[NINE]
+CRANK_BITS = RANK_BITS[ACE] | RANK_BITS[TWO]
+CARD_POINTS = (1, 20, 0, 15, 30, 30, 20, 50, 30, 25, 10, 10, 10)
+SAME_COLOUR = (0b1001, 0b0110, 0b0110, 0b1001)  # C<->S, D<->H: the suits a 9 may name
+ALL_SUITS = 0b1111
+MAX_DEAL_ACTIONS = 10_000
+
+
+def _points(bits: int, three_scoring: str) -> int:
+    """Points of the cards in a hand bit set (RULES.md 1.7)."""
+    if not bits:
+        return 0
+    threes = (bits & RANK_BITS[THREE]).bit_count()
+    others = bits & ~RANK_BITS[THREE]
+    if not others:
+        return -50 * threes
+    if three_scoring == "craits":
+        values = sorted((CARD_POINTS[c >> 2] for c in bits_to_cards(others)), reverse=True)
+        return sum(values[threes:])
+    eights = (others & RANK_BITS[EIGHT]).bit_count()
+    values = sorted((CARD_POINTS[c >> 2] for c in bits_to_cards(others & ~RANK_BITS[EIGHT])), reverse=True)
+    cancelled = min(threes, len(values))
+    unused = threes - cancelled
+    return 3 * (threes - unused // 2) + sum(values[cancelled:]) + 50 * eights
+
+
+def hand_points(cards: list[str], rules: Rules = Rules()) -> int:
+    """What a hand left at the end of a deal scores, e.g. ``hand_points(["3C", "2D", "8S"]) == 20``."""
+    bits = 0
+    for text in cards:
+        card = parse_card(text)
+        if bits >> card & 1:
+            raise ValueError(f"card {text!r} listed twice")
+        bits |= 1 << card
+    return _points(bits, rules.three_scoring)
+
+
+class CraitsGame(GameEngine):
+    """A whole game of Craits: a series of deals with cumulative scores and pressure tallies."""
+
+    def __init__(self, rules: Rules = Rules(), num_players: int = 4, seed=None):
+        self._setup(rules, num_players, seed)
+        self.scores_ = [0] * num_players
+        self.pressures = [0] * num_players
+        self.deal_index = 0
+        self._start_deal()
+
+    def _setup(self, rules: Rules, num_players: int, seed) -> None:
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a Rules object, got {type(rules).__name__}")
+        rules.check_players(num_players)
+        self.rules = rules
+        self.num_players = num_players
+        self.rng = random.Random(seed)
+        self._announce_action = rules.announce == "action"
+        self._value_crank = rules.crank_count == "value"
+        self._pressure = rules.empty_stock == "pressure"
+        self.deal_over = False
+        self.game_over = False
+        self.deal_truncated = False
+        self.last_deal_points: list[int] | None = None
+        self._legal = None
+
+    # ------------------------------------------------------------------ deals
+    def _start_deal(self) -> None:
+        n = self.num_players
+        size = self.rules.deals[self.deal_index]
+        self.dealer = self.deal_index % n
+        deck = list(range(52))
+        self.rng.shuffle(deck)
+        self.hand_bits = [cards_to_bits(deck[s * size:(s + 1) * size]) for s in range(n)]
+        upcard = deck[n * size]
+        self.stock = deck[n * size + 1:]
+        self._reset_deal_state()
+        self.current_player = self.dealer
+        self._play_card(self.dealer, upcard, upcard=True)
+
+    def _reset_deal_state(self) -> None:
+        n = self.num_players
+        self.discard = []
+        self.discard_bits = 0
+        self.direction = 1
+        self.phase_id = PLAY
+        self.crank = 0
+        self.suit_choices = 0
+        self.announced = [False] * n
+        self.lose_turn = [False] * n
+        self.deal_pressure = [0] * n
+        self.stalled_draws = 0
+        self.deal_actions = 0
+
+    def _end_deal(self, truncated: bool = False) -> None:
+        scoring = self.rules.three_scoring
+        points = [_points(h, scoring) + p for h, p in zip(self.hand_bits, self.deal_pressure)]
+        for seat, p in enumerate(points):
+            self.scores_[seat] += p
+        self.last_deal_points = points
+        self.deal_over = True
+        self.deal_truncated = truncated
+        if self.deal_index + 1 < len(self.rules.deals):
+            self.deal_index += 1
+            self._start_deal()
+        else:
+            self.game_over = True
+            self.phase_id = OVER
+
+    # ------------------------------------------------------------- mechanics
+    def _draw(self, seat: int, count: int) -> int:
+        """Draw ``count`` cards for ``seat``; returns how many it obtained (RULES.md 1.7)."""
+        got = 0
+        stock = self.stock
+        for _ in range(count):
+            if not stock:
+                if self._pressure:
+                    self.pressures[seat] += 1
+                    self.deal_pressure[seat] += 5 << (self.pressures[seat] - 1)
+                    continue
+                if len(self.discard) < 2:
+                    continue
+                top = self.discard.pop()
+                stock.extend(self.discard)
+                self.rng.shuffle(stock)
+                self.discard = [top]
+                self.discard_bits = 1 << top
+            self.hand_bits[seat] |= 1 << stock.pop()
+            got += 1
+        if got:
+            self.announced[seat] = False
+        return got
+
+    def _pass_turn(self, steps: int = 1) -> None:
+        n = self.num_players
+        nxt = (self.current_player + steps * self.direction) % n
+        while self.lose_turn[nxt]:  # a missed announcement costs the next turn, once
+            self.lose_turn[nxt] = False
+            nxt = (nxt + self.direction) % n
+        self.current_player = nxt
+
+    def _play_card(self, seat: int, card: int, upcard: bool = False, announced: bool = True) -> None:
+        """Put ``card`` on the discard pile as ``seat``'s play and resolve its power."""
+        self.discard.append(card)
+        self.discard_bits |= 1 << card
+        self.suit_id = card & 3
+        in_crank = self.phase_id == CRANK
+        self.phase_id = PLAY
+        rank = card >> 2
+        out = False
+        if not upcard:
+            self.hand_bits[seat] &= ~(1 << card)
+            left = self.hand_bits[seat].bit_count()
+            out = left == 0
+            if left == 1:
+                if announced:
+                    self.announced[seat] = True
+                else:  # always caught: draw 2 at once, then the power applies
+                    self._draw(seat, 2)
+                    if self.rules.missed_announce_penalty == "draw_2_lose_turn":
+                        self.lose_turn[seat] = True
+        if in_crank:
+            self.crank += 2 if rank == TWO and self._value_crank else 1
+            self.phase_id = CRANK
+            self._pass_turn()
+        elif rank == TWO:
+            self.crank = 2 if self._value_crank else 1
+            self.phase_id = CRANK
+            self._pass_turn()
+        elif rank == FOUR:
+            self._pass_turn(2)
+        elif rank == FIVE:
+            n = self.num_players
+            for step in range(1, n):
+                self._draw((seat + step * self.direction) % n, 1)
+            self._pass_turn()
+        elif rank == SIX and not out:
+            self.phase_id = EXTRA_TURN
+        elif rank == SEVEN:
+            n = self.num_players
+            reach = 2 if self.rules.seven_target == "next_but_one" and n > 2 else 1
+            self._draw((seat + reach * self.direction) % n, 1)
+            self._pass_turn()
+        elif rank == EIGHT and not out:
+            self.suit_choices = ALL_SUITS
+            self.phase_id = BLIND_SUIT if upcard else NAME_SUIT
+        elif rank == NINE and not out and self.rules.nine == "same_colour":
+            self.suit_choices = SAME_COLOUR[card & 3]
+            self.phase_id = BLIND_SUIT if upcard else NAME_SUIT
+        else:
+            if rank == TEN and self.num_players > 2:
+                self.direction = -self.direction
+            self._pass_turn()
+
+    # ------------------------------------------------------------ public API
+    def legal_actions(self) -> list[int]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._compute_legal()
+        return legal
+
+    def _compute_legal(self) -> list[int]:
+        phase = self.phase_id
+        if phase == OVER:
+            return []
+        if phase == NAME_SUIT or phase == BLIND_SUIT:
+            return [SUIT_ACTION + s for s in range(4) if self.suit_choices >> s & 1]
+        hand = self.hand_bits[self.current_player]
+        if phase == CRANK:
+            plays = hand & CRANK_BITS
+        else:
+            plays = hand & (SUIT_BITS[self.suit_id] | RANK_BITS[self.discard[-1] >> 2] | WILD_BITS)
+        if not plays:
+            return [DRAW]
+        cards = bits_to_cards(plays)
+        if self._announce_action and hand.bit_count() == 2:
+            return cards + [UNANNOUNCED + c for c in cards]
+        return cards
+
+    def _apply(self, action: int) -> None:
+        self._legal = None
+        self.deal_over = False
+        self.deal_truncated = False
+        self.deal_actions += 1
+        seat = self.current_player
+        if action >= SUIT_ACTION:
+            self.suit_id = action - SUIT_ACTION
+            self.phase_id = PLAY
+            self._pass_turn()
+        elif action == DRAW:
+            got = self._draw(seat, self.crank if self.phase_id == CRANK else 1)
+            self.crank = 0
+            self.phase_id = PLAY
+            self.stalled_draws = 0 if got else self.stalled_draws + 1
+            self._pass_turn()
+            if self.stalled_draws >= self.num_players:  # stalemate (decision): score as it stands
+                self._end_deal()
+                return
+        else:
+            self.stalled_draws = 0
+            self._play_card(seat, action % UNANNOUNCED, announced=action < UNANNOUNCED)
+        if self.crank == 0 and not all(self.hand_bits):
+            self._end_deal()
+        elif self.deal_actions >= MAX_DEAL_ACTIONS:
+            self._end_deal(truncated=True)
+
+    def action_to_text(self, action: int) -> str:
+        action = int(action)
+        if 0 <= action < UNANNOUNCED:
+            return "play " + card_to_text(action)
+        if UNANNOUNCED <= action < DRAW:
+            return f"play {card_to_text(action - UNANNOUNCED)} unannounced"
+        if action == DRAW:
+            return "draw"
+        if SUIT_ACTION <= action < NUM_ACTIONS:
+            return "suit " + SUITS[action - SUIT_ACTION]
+        raise ValueError(f"unknown Craits action {action}: actions are 0 to {NUM_ACTIONS - 1}")
+
+    @staticmethod
+    def text_to_action(text: str) -> int:
+        words = text.strip().lower().split()
+        if words == ["draw"]:
+            return DRAW
+        if len(words) == 2 and words[0] == "suit":
+            return SUIT_ACTION + parse_suit(words[1])
+        if words and words[0] == "play" and (len(words) == 2 or words[2:] == ["unannounced"]):
+            return parse_card(words[1]) + (UNANNOUNCED if len(words) == 3 else 0)
+        raise ValueError(f"unknown Craits action text {text!r}: use 'play 7H', 'play 7H unannounced', 'draw' or 'suit S'")
+
+    @property
+    def top(self) -> str:
+        return card_to_text(self.discard[-1])
+
+    @property
+    def top_card(self) -> int:
+        return self.discard[-1]
+
+    @property
+    def suit(self) -> str:
+        return SUITS[self.suit_id]
+
+    @property
+    def phase(self) -> str:
+        return PHASE_NAMES[self.phase_id]
+
+    def hand(self, seat: int) -> list[str]:
+        return [card_to_text(c) for c in bits_to_cards(self.hand_bits[seat])]
+
+    def hand_size(self, seat: int) -> int:
+        return self.hand_bits[seat].bit_count()
+
+    def scores(self) -> list[int]:
+        return list(self.scores_)
+
+    def sides(self) -> list[list[int]]:
+        """Seats grouped by side: partners together, otherwise one seat each."""
+        if self.rules.partnership:
+            return [[0, 2], [1, 3]]
+        return [[s] for s in range(self.num_players)]
+
+    def partner(self, seat: int) -> int | None:
+        return (seat + 2) % 4 if self.rules.partnership else None
+
+    def winners(self) -> list[int]:
+        if not self.game_over:
+            raise ValueError("winners() is only known once the game is over")
+        totals = [sum(self.scores_[s] for s in side) for side in self.sides()]
+        best = min(totals)
+        return sorted(s for side, t in zip(self.sides(), totals) if t == best for s in side)
+
+    def copy(self) -> "CraitsGame":
+        new = object.__new__(CraitsGame)
+        new.__dict__.update(self.__dict__)
+        for name in ("hand_bits", "stock", "discard", "scores_", "pressures", "announced",
+                     "lose_turn", "deal_pressure"):
+            setattr(new, name, list(getattr(self, name)))
+        new.rng = random.Random()
+        new.rng.setstate(self.rng.getstate())
+        new._legal = None
+        return new
+
+    def render(self) -> str:
+        n = self.num_players
+        deals = self.rules.deals
+        way = "left" if self.direction == 1 else "right"
+        lines = [f"Craits  deal {self.deal_index + 1}/{len(deals)} (hand size {deals[self.deal_index]}), "
+                 f"dealer seat {self.dealer}, play goes {way}",
+                 f"top {self.top}  suit {self.suit}  stock {len(self.stock)}  discard {len(self.discard)}"
+                 + (f"  crank {self.crank}" if self.crank else "")]
+        for seat in range(n):
+            marks = []
+            if self.announced[seat]:
+                marks.append("last card!")
+            if self.lose_turn[seat]:
+                marks.append("loses next turn")
+            if self.rules.partnership:
+                marks.append(f"side {seat % 2}")
+            pointer = ">" if seat == self.current_player and not self.game_over else " "
+            lines.append(f"{pointer} seat {seat}: {' '.join(self.hand(seat)) or '(out)':<40} "
+                         f"score {self.scores_[seat]:>4}  pressure {self.pressures[seat]}"
+                         + (f"  ({', '.join(marks)})" if marks else ""))
+        if self.game_over:
+            lines.append(f"game over: winners {self.winners()}")
+        else:
+            lines.append(f"seat {self.current_player} to {self.phase.replace('_', ' ')}: "
+                         + ", ".join(self.action_to_text(a) for a in self.legal_actions()))
+        return "\n".join(lines)
+
+    # ------------------------------------------------------------- positions
+    @classmethod
+    def from_position(cls, rules: Rules, hands, top, stock, to_play=0, direction=1, suit=None, dealer=0,
+                      deal_index=0, scores=None, pressures=None, crank=None, seed=None) -> "CraitsGame":
+        """A mid-deal position from card text (see the issue / README for each argument)."""
+        n = len(hands)
+        game = object.__new__(cls)
+        game._setup(rules, n, seed)
+        seen = set()
+
+        def take(text):
+            card = parse_card(text)
+            if card in seen:
+                raise ValueError(f"card {text!r} is listed twice in the position")
+            seen.add(card)
+            return card
+
+        game.hand_bits = [cards_to_bits(take(t) for t in hand) for hand in hands]
+        top_card = take(top)
+        game.stock = [take(t) for t in stock][::-1]  # given top first; our top is the end
+        if not 0 <= deal_index < len(rules.deals):
+            raise ValueError(f"deal_index={deal_index} is outside the {len(rules.deals)} deals of these rules")
+        for name, value in (("to_play", to_play), ("dealer", dealer)):
+            if not 0 <= value < n:
+                raise ValueError(f"{name}={value} is not a seat of a {n}-player game")
+        if direction not in (1, -1):
+            raise ValueError(f"direction={direction!r} must be 1 (left) or -1 (right)")
+        game.deal_index = deal_index
+        game.dealer = dealer
+        game.scores_ = list(scores) if scores is not None else [0] * n
+        game.pressures = list(pressures) if pressures is not None else [0] * n
+        if len(game.scores_) != n or len(game.pressures) != n:
+            raise ValueError(f"scores and pressures need one entry per seat ({n})")
+        game._reset_deal_state()
+        game.direction = direction
+        game.current_player = to_play
+        game.discard = [top_card]
+        game.discard_bits = 1 << top_card
+        game.suit_id = top_card & 3
+        if suit is not None:
+            named = parse_suit(suit)
+            if named != game.suit_id and top_card >> 2 not in (EIGHT, NINE):
+                raise ValueError(f"suit={suit!r} can only be named for a top 8 or 9, not {top}")
+            game.suit_id = named
+        if crank is not None:
+            if crank < 1 or top_card >> 2 not in (ACE, TWO):
+                raise ValueError(f"crank={crank!r} needs a count >= 1 and an A or 2 on top, not {top}")
+            game.crank = crank
+            game.phase_id = CRANK
+        return game
