@@ -1,0 +1,73 @@
+"""A rule-based Craits player that sees only its own observation (``envs.craits.env``).
+
+It plays the way a club player would: shed the cards that cost most points, keep the wild
+8s and 9s for when nothing else fits (or to go out), name the suit it holds most of, and
+hit the next opponent with a crank, a skip, a 7 or a 5 when that player is about to go out.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .env import DIRECTION, HAND, OTHERS, PHASE, SLOT_SIZE
+from .game import (CARD_POINTS, EIGHT, FIVE, FOUR, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
+                   UNANNOUNCED)
+from .rules import Rules
+
+BLIND = PHASE + 2
+CRANK_PHASE = PHASE + 4
+
+
+class CraitsHeuristic:
+    """``act(observation, action_mask) -> action``; stateless, so one instance serves every seat."""
+
+    def __init__(self, rules: Rules = Rules()):
+        self.rules = rules
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = np.flatnonzero(action_mask)
+        if len(legal) == 1:
+            return int(legal[0])
+        hand = np.flatnonzero(observation[HAND:HAND + 52])
+        if legal[0] >= SUIT_ACTION:
+            return self._name_suit(legal, hand, observation[BLIND] > 0)
+        plays = [int(a) for a in legal if a < UNANNOUNCED]  # always announce
+        if observation[CRANK_PHASE] > 0:
+            return max(plays, key=lambda c: (c >> 2 == TWO, c))  # a 2 raises the count most
+        return max(plays, key=lambda c: (self._value(c, hand, observation), -c))
+
+    @staticmethod
+    def _name_suit(legal, hand, blind: bool) -> int:
+        if blind:
+            return int(legal[0])
+        counts = np.zeros(4)
+        for card in hand:
+            if card >> 2 not in (EIGHT, NINE):
+                counts[card & 3] += 1 + CARD_POINTS[card >> 2] / 100  # ties: the suit with more points to shed
+        return int(max(legal, key=lambda a: counts[a - SUIT_ACTION]))
+
+    def _value(self, card: int, hand, observation) -> float:
+        rank = card >> 2
+        others = int(observation[OTHERS:OTHERS + 4 * SLOT_SIZE:SLOT_SIZE].sum())
+        next_slot = 0 if observation[DIRECTION] > 0 else others - 1
+        base = OTHERS + next_slot * SLOT_SIZE
+        next_is_partner = observation[base + 4] > 0
+        next_about_out = observation[base + 2] > 0 and not next_is_partner
+        value = float(CARD_POINTS[rank])
+        if rank in (EIGHT, NINE) and len(hand) > 2:
+            value -= 80  # a wild card is worth more kept than shed
+        same_suit = sum(1 for c in hand if c & 3 == card & 3 and c != card)
+        value += 2 * same_suit  # keep a suit to follow with next turn
+        if rank == SIX:
+            value += 5 * same_suit  # the extra turn sheds another card
+        hits_next = {TWO: 100, FOUR: 80, FIVE: 50}
+        if self.rules.seven_target == "next" or others == 1:
+            hits_next[SEVEN] = 60
+        if next_about_out:
+            value += hits_next.get(rank, 0)
+        elif rank == TWO:
+            value += -40 if next_is_partner else 10
+        return value
+

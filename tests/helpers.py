@@ -1,0 +1,61 @@
+"""Test helpers shared by both games: seeded playthroughs and golden-file comparison."""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+
+GOLDEN_DIR = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("DECKGYM_UPDATE_GOLDEN") == "1"
+
+
+def playthrough(game, seed: int) -> str:
+    """Play ``game`` to its end with seeded uniform-random legal actions, as text: every
+    action with its seat, and the table whenever a deal (or the game) ends."""
+    rng = random.Random(seed)
+    lines = [game.render(), ""]
+    while game.legal_actions():
+        seat = game.current_player
+        action = rng.choice(game.legal_actions())
+        lines.append(f"seat {seat}: {game.action_to_text(action)}")
+        game.apply(action)
+        if getattr(game, "deal_over", False) or not game.legal_actions():
+            lines += ["", game.render(), ""]
+    return "\n".join(lines) + "\n"
+
+
+def check_golden(name: str, text: str) -> None:
+    """Compare with ``tests/golden/<name>``; ``DECKGYM_UPDATE_GOLDEN=1`` rewrites it after a
+    deliberate rule change (review the diff before committing)."""
+    path = GOLDEN_DIR / name
+    if UPDATE or not path.exists():
+        if not UPDATE:
+            raise AssertionError(f"golden file {path} is missing: run with DECKGYM_UPDATE_GOLDEN=1 to write it")
+        path.write_text(text)
+    expected = path.read_text()
+    if text != expected:
+        got, want = text.splitlines(), expected.splitlines()
+        first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        raise AssertionError(f"{name} differs from the golden file at line {first + 1}:\n"
+                             f"  expected: {want[first] if first < len(want) else '<end>'}\n"
+                             f"  got:      {got[first] if first < len(got) else '<end>'}")
+
+
+def random_legal(rng: random.Random, mask: np.ndarray) -> int:
+    return rng.choice(np.flatnonzero(mask).tolist())
+
+
+def run_env_episode(env, rng: random.Random, on_step=None) -> dict:
+    """Run one AEC episode with random legal actions; returns the summed rewards per agent.
+    ``on_step(env, agent, action)`` is called after every live step."""
+    totals = {a: 0.0 for a in env.possible_agents}
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, info = env.last()
+        totals[agent] += reward
+        action = None if termination or truncation else random_legal(rng, obs["action_mask"])
+        env.step(action)
+        if action is not None and on_step is not None:
+            on_step(env, agent, action)
+    return totals
