@@ -80,6 +80,7 @@ class CardGameEnv(AECEnv):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
         self._obs_cache = {}
+        self._paid = False
         self.agent_selection = self.agents[self.game.current_player]
 
     def step(self, action):
@@ -105,9 +106,12 @@ class CardGameEnv(AECEnv):
             self._finish(rewards or [0.0] * self.num_agents)
             return
         if rewards is None:
-            for a in self.agents:
-                self.rewards[a] = 0.0
+            if self._paid:  # clear last step's rewards only when there were some
+                self._paid = False
+                for a in self.agents:
+                    self.rewards[a] = 0.0
         else:
+            self._paid = True
             for a, r in zip(self.agents, rewards):
                 self.rewards[a] = r
                 self._cumulative_rewards[a] += r
@@ -152,7 +156,30 @@ class CardGameEnv(AECEnv):
         pass
 
 
+def _forwarded(name: str) -> property:
+    def get(self):
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+    return property(get)
+
+
+class OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order checks, with the attributes ``last()`` and ``agent_iter()`` read on
+    every step forwarded by properties: the generic ``__getattr__`` fallback used to cost
+    more than the raw env's whole step."""
+
+    agent_selection = _forwarded("agent_selection")
+    agents = _forwarded("agents")
+    rewards = _forwarded("rewards")
+    terminations = _forwarded("terminations")
+    truncations = _forwarded("truncations")
+    infos = _forwarded("infos")
+    _cumulative_rewards = _forwarded("_cumulative_rewards")
+
+
 def wrap(raw):
-    """The classic wrapping: bounds and call-order checks. Illegal actions are handled by
-    the raw env itself, so no wrapper has to rebuild an observation to find the mask."""
-    return wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(raw))
+    """The classic order checks. Out-of-range and illegal actions are handled by the raw env
+    itself (it checks legality anyway), so no bounds wrapper and no wrapper that rebuilds
+    an observation to find the mask."""
+    return OrderEnforcing(raw)

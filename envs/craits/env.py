@@ -52,12 +52,12 @@ slots beyond the number of players are zero. Numbers are scaled to roughly [0, 1
 | index | content |
 |---|---|
 | 0–51 | own hand (all zero while the dealer names a suit for an upcard 8 or 9 without seeing it) |
-| 52–103 | top card of the discard pile (one-hot) |
-| 104–107 | current suit (one-hot) |
-| 108–112 | phase: play, suit naming, blind suit naming (upcard), extra turn after a 6, crank |
-| 113 | crank count / 10 |
-| 114 | direction: 1 = to the left, 0 = to the right |
-| 115–166 | cards seen played since the stock was last formed (the discard pile) |
+| 52–103 | cards seen played since the stock was last formed (the discard pile) |
+| 104–155 | top card of the discard pile (one-hot) |
+| 156–159 | current suit (one-hot) |
+| 160–164 | phase: play, suit naming, blind suit naming (upcard), extra turn after a 6, crank |
+| 165 | crank count / 10 |
+| 166 | direction: 1 = to the left, 0 = to the right |
 | 167 | stock size / 52 |
 | 168 | deal number / number of deals |
 | 169 | this deal's hand size / 8 |
@@ -85,17 +85,18 @@ from .game import BLIND_SUIT, NUM_ACTIONS, OVER, CraitsGame
 from .rules import Rules
 
 OBS_SIZE = 206
-HAND, TOP, SUIT, PHASE, CRANK_COUNT, DIRECTION, SEEN, STOCK, DEAL, DEAL_SIZE, OWN, OTHERS = (
-    0, 52, 104, 108, 113, 114, 115, 167, 168, 169, 170, 174)
+# Start of each block; the scalars from CRANK_COUNT on are contiguous so one write fills them.
+HAND, SEEN, TOP, SUIT, PHASE, CRANK_COUNT, DIRECTION, STOCK, DEAL, DEAL_SIZE, OWN, OTHERS = (
+    0, 52, 104, 156, 160, 165, 166, 167, 168, 169, 170, 174)
 SLOT_SIZE = 8
 MAX_OTHERS = 4
 EPISODES = ("game", "deal")
 REWARDS = ("deal", "win")
 
 
-def _bits_to_floats(bits: int) -> np.ndarray:
-    """52-bit set -> 52 floats (unpackbits on the int's bytes: no Python loop)."""
-    return np.unpackbits(np.frombuffer(bits.to_bytes(7, "little"), np.uint8), count=52, bitorder="little")
+def _two_bit_sets(first: int, second: int) -> np.ndarray:
+    """Two 52-bit sets -> 104 zeros and ones, in one unpackbits call."""
+    return np.unpackbits(np.frombuffer((first | second << 52).to_bytes(13, "little"), np.uint8), bitorder="little")
 
 
 class raw_env(CardGameEnv):
@@ -147,31 +148,25 @@ class raw_env(CardGameEnv):
         n = game.num_players
         obs = np.zeros(OBS_SIZE, np.float32)
         phase = game.phase_id
-        if phase != BLIND_SUIT:
-            obs[HAND:HAND + 52] = _bits_to_floats(game.hand_bits[seat])
+        obs[HAND:TOP] = _two_bit_sets(game.hand_bits[seat] if phase != BLIND_SUIT else 0, game.discard_bits)
         obs[TOP + game.discard[-1]] = 1.0
         obs[SUIT + game.suit_id] = 1.0
         if phase != OVER:
             obs[PHASE + phase] = 1.0
-        obs[CRANK_COUNT] = game.crank / 10.0
-        obs[DIRECTION] = game.direction == 1
-        obs[SEEN:SEEN + 52] = _bits_to_floats(game.discard_bits)
-        obs[STOCK] = len(game.stock) / 52.0
         deals = game.rules.deals
-        obs[DEAL] = game.deal_index / len(deals)
-        obs[DEAL_SIZE] = deals[game.deal_index] / 8.0
-        scores, pressures, lose_turn, announced = game.scores_, game.pressures, game.lose_turn, game.announced
-        obs[OWN:OWN + 4] = (game.hand_bits[seat].bit_count() / 10.0, scores[seat] / 100.0, pressures[seat] / 10.0,
-                            lose_turn[seat])
+        hands, scores, pressures = game.hand_bits, game.scores_, game.pressures
+        lose_turn, announced = game.lose_turn, game.announced
         partner = game.partner(seat)
+        scalars = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
+                   deals[game.deal_index] / 8.0,
+                   hands[seat].bit_count() / 10.0, scores[seat] / 100.0, pressures[seat] / 10.0, lose_turn[seat]]
         for k in range(1, n):
             other = (seat + k) % n
-            size = game.hand_bits[other].bit_count()
-            base = OTHERS + (k - 1) * SLOT_SIZE
-            obs[base:base + SLOT_SIZE] = (1.0, size / 10.0, size == 1, announced[other], other == partner,
-                                          scores[other] / 100.0, pressures[other] / 10.0, lose_turn[other])
+            size = hands[other].bit_count()
+            scalars += (1.0, size / 10.0, size == 1, announced[other], other == partner,
+                        scores[other] / 100.0, pressures[other] / 10.0, lose_turn[other])
+        obs[CRANK_COUNT:CRANK_COUNT + len(scalars)] = scalars
         return obs
-
 
 def env(**kwargs):
     return wrap(raw_env(**kwargs))

@@ -8,8 +8,9 @@ Every set of cards (a pack, a hand, the cards in front of a seat) is a list of t
 counts, index ``number - 1``, so a move is two in-place increments and a copy is a few
 list slices. Simultaneous steps (each draft pick, the discard) are taken one seat after
 another from the start player going left; the packs pass left (seat i to seat i + 1)
-only when all four have picked. Holding still-unpassed picks in place is safe because
-an engine is full information: hiding what others chose is the observation's job.
+only when all four have picked. A pick or discard changes the actor's cards at once;
+the engine holds full information, and hiding a choice from the others until the step
+is done is the observation's job.
 
 Decisions beyond the source rules (RULES.md): two forced cards form a pair of 11s; after
 the last round the start player still moves; ``from_position`` skips the draft, so
@@ -39,6 +40,7 @@ _COPY_POINTS = (0, 0, 2, 6, 20)
 
 
 class Score(NamedTuple):
+    """Points from the tables of 2.5; ``instant_win`` (10 kinds or 5+ copies) beats any points."""
     points: int
     instant_win: bool
 
@@ -209,9 +211,8 @@ class PairsDraftGame(GameEngine):
         return list(self._trick)
 
     def paired_numbers(self) -> list[int]:
-        """Values paired this round (11: two forced cards); a paired number 1-10 is unplayable
-        unless forced."""
-        return [v + 1 for v in range(FORCED_VALUE) if self._paired >> v & 1]
+        """Numbers paired so far this round: unplayable unless forced."""
+        return [a + 1 for a in _ACTIONS if self._paired >> a & 1]
 
     def previous_trick(self) -> list[Taken]:
         """The last completed round in play order, with who took each card and how."""
@@ -363,7 +364,8 @@ class PairsDraftGame(GameEngine):
             stage = f"round {self._round_index + 1}/{self._rounds}"
         else:
             stage = self._phase
-        lines = [f"Pairs Draft: {stage}, start player {self._start_player}, to act: {self._current}"]
+        header = f"Pairs Draft: {stage}, start player {self._start_player}"
+        lines = [header if self._current is None else f"{header}, to act: {self._current}"]
         for seat in range(NUM_PLAYERS):
             parts = [f"seat {seat}:"]
             if self._phase == "draft":
