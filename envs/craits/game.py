@@ -183,7 +183,9 @@ class CraitsGame(GameEngine):
             self.hand_bits[seat] &= ~(1 << card)
             left = self.hand_bits[seat].bit_count()
             out = left == 0
-            if left == 1:
+            if out:
+                self.announced[seat] = False
+            elif left == 1:
                 if announced:
                     self.announced[seat] = True
                 else:  # always caught: draw 2 at once, then the power applies

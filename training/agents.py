@@ -1,0 +1,79 @@
+"""Everything that can take a seat: ``act(observation, action_mask) -> action``.
+
+An agent sees only its own seat's observation (the env's observation vector and mask),
+never another seat's hidden cards. ``make_agent("random" | "heuristic" | <checkpoint>)``
+builds one for a given env.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .checkpoint import check_compatible, load_policy
+from .games import game_spec
+
+ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+
+
+class RandomAgent:
+    """Uniform over the legal actions."""
+
+    name = "random"
+
+    def __init__(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, observation, action_mask) -> int:
+        legal = np.flatnonzero(action_mask)
+        return int(legal[self.rng.integers(len(legal))])
+
+
+class PolicyAgent:
+    """A trained policy from a checkpoint's ``policy.npz``: a plain numpy forward pass of the
+    MLP (no torch), so opponents cost little inside training and evaluation."""
+
+    def __init__(self, path, deterministic: bool = True, seed=None):
+        self.path = str(path)
+        self.name = Path(path).name
+        self.meta, self.hidden, (self.head_w, self.head_b) = load_policy(path)
+        self.activation = ACTIVATIONS[self.meta["activation"]]
+        self.deterministic = deterministic
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self) -> None:
+        pass
+
+    def logits(self, observation) -> np.ndarray:
+        x = np.asarray(observation, np.float32)
+        for weight, bias in self.hidden:
+            x = self.activation(weight @ x + bias)
+        return self.head_w @ x + self.head_b
+
+    def act(self, observation, action_mask) -> int:
+        logits = np.where(np.asarray(action_mask) > 0, self.logits(observation), -np.inf)
+        if self.deterministic:
+            return int(np.argmax(logits))
+        p = np.exp(logits - logits.max())
+        return int(self.rng.choice(len(p), p=p / p.sum()))
+
+
+def make_agent(spec: str, raw_env, env_id: str, env_args: dict, seed=None, deterministic: bool = True):
+    """``"random"``, ``"heuristic"`` or a checkpoint folder, checked against this env."""
+    if spec == "random":
+        return RandomAgent(seed)
+    if spec == "heuristic":
+        agent = game_spec(env_id).heuristic(raw_env)
+        agent.name = "heuristic"
+        return agent
+    path = Path(spec)
+    if not path.is_dir():
+        raise ValueError(f"unknown agent {spec!r}: use 'random', 'heuristic' or a checkpoint folder")
+    agent = PolicyAgent(path, deterministic, seed)
+    space = raw_env.observation_space(raw_env.possible_agents[0])
+    check_compatible(agent.meta, env_id, env_args, space["observation"].shape[0],
+                     space["action_mask"].shape[0], where=str(path))
+    return agent

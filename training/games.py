@@ -1,0 +1,43 @@
+"""The deckgym games as training sees them: env constructor and heuristic bot by env id.
+
+Adding a game to training means one entry here.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    env_module: str  # the PettingZoo versioned module, e.g. "envs.craits_v0"
+    heuristic: Callable  # raw env -> heuristic agent for that env's rules
+    lower_score_wins: bool  # Craits counts penalty points, Pairs Draft counts gains
+
+
+def _craits_heuristic(raw):
+    from envs.craits.bot import CraitsHeuristic
+    return CraitsHeuristic(raw.rules)
+
+
+def _pairs_heuristic(raw):
+    from envs.pairs_draft.bot import PairsDraftHeuristic
+    return PairsDraftHeuristic()
+
+
+GAMES = {
+    "craits_v0": GameSpec("envs.craits_v0", _craits_heuristic, lower_score_wins=True),
+    "pairs_draft_v0": GameSpec("envs.pairs_draft_v0", _pairs_heuristic, lower_score_wins=False),
+}
+
+
+def game_spec(env_id: str) -> GameSpec:
+    if env_id not in GAMES:
+        raise ValueError(f"unknown env id {env_id!r}: choose one of {', '.join(GAMES)}")
+    return GAMES[env_id]
+
+
+def make_raw_env(env_id: str, **env_args):
+    """The unwrapped AEC env (training drives it directly: the order checks cost time)."""
+    return importlib.import_module(game_spec(env_id).env_module).raw_env(**env_args)
