@@ -85,7 +85,11 @@ class CraitsGame(GameEngine):
         rules.check_players(num_players)
         self.rules = rules
         self.num_players = num_players
-        self.rng = random.Random(seed)
+        # Each deal draws its cards from its own generator, seeded by the game seed and the
+        # deal number, so a deal is the same whatever happened in earlier deals (duplicate
+        # evaluation replays whole games with the seats rotated).
+        self._seed_base = random.Random(seed).getrandbits(64)
+        self.rng = random.Random(self._seed_base)
         self._announce_action = rules.announce == "action"
         self._value_crank = rules.crank_count == "value"
         self._pressure = rules.empty_stock == "pressure"
@@ -100,6 +104,7 @@ class CraitsGame(GameEngine):
         n = self.num_players
         size = self.rules.deals[self.deal_index]
         self.dealer = self.deal_index % n
+        self.rng = random.Random(self._seed_base * 64 + self.deal_index)
         deck = list(range(52))
         self.rng.shuffle(deck)
         self.hand_bits = [cards_to_bits(deck[s * size:(s + 1) * size]) for s in range(n)]

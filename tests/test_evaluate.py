@@ -1,0 +1,147 @@
+"""training.evaluate: duplicate format, statistics, processes, CLI and errors."""
+import json
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+import training.evaluate as evaluate_module
+from training.evaluate import evaluate, format_table, main, rotated
+
+SHORT = {"deals": [3, 2]}  # a two-deal Craits game keeps these tests fast
+
+
+try:
+    from envs import pairs_draft_v0  # noqa: F401
+    HAVE_PAIRS = True
+except ImportError:  # being written
+    HAVE_PAIRS = False
+
+GAMES = [("craits_v0", SHORT), pytest.param("pairs_draft_v0", {}, marks=pytest.mark.skipif(
+    not HAVE_PAIRS, reason="pairs_draft_v0 is not importable yet"))]
+
+
+def recording(make_raw_env, record):
+    """make_raw_env whose envs write (seed, table) at each seeded reset: the table shows every hand."""
+    def make(env_id, **env_args):
+        env = make_raw_env(env_id, **env_args)
+        reset = env.reset
+
+        def seeded_reset(seed=None, options=None):
+            reset(seed, options)
+            if seed is not None:
+                record.append((seed, env.game.render()))
+        env.reset = seeded_reset
+        return env
+    return make
+
+
+@pytest.mark.parametrize("env_id,env_args", GAMES)
+def test_duplicate_sets_replay_the_same_deal_in_every_rotation(monkeypatch, env_id, env_args):
+    record = []
+    monkeypatch.setattr(evaluate_module, "make_raw_env", recording(evaluate_module.make_raw_env, record))
+    result = evaluate(env_id, env_args, ["random"], games=3, seed=10)
+    tables = defaultdict(list)
+    for seed, table in record:
+        tables[seed].append(table)
+    assert sorted(tables) == [10, 11, 12]
+    for seed, seen in tables.items():
+        assert len(seen) == 4 and len(set(seen)) == 1, f"seed {seed}: rotations saw different deals"
+    assert len({seen[0] for seen in tables.values()}) == 3  # and different sets different deals
+    assert result["games"] == 12 and result["duplicate_sets"] == 3
+
+
+def test_rotation_moves_every_agent_one_seat_on():
+    layout = ["a", "b", "c", "d"]
+    assert [rotated(layout, r) for r in range(4)] == [
+        ["a", "b", "c", "d"], ["d", "a", "b", "c"], ["c", "d", "a", "b"], ["b", "c", "d", "a"]]
+
+
+def test_heuristic_beats_random_in_duplicate_craits():
+    result = evaluate("craits_v0", {}, ["heuristic", "random", "random", "random"], games=10, seed=3)
+    heuristic, random_ = result["agents"]["heuristic"], result["agents"]["random"]
+    assert heuristic["win_share_ci95"][0] > heuristic["even_share"] == 0.25
+    assert heuristic["mean_score"] < random_["mean_score"]  # Craits counts penalty points
+    assert heuristic["win_share"] + random_["win_share"] == pytest.approx(1.0)
+
+
+def test_result_structure_and_intervals():
+    result = evaluate("craits_v0", SHORT, ["heuristic", "random"], games=6, seed=1)
+    json.dumps(result)  # JSON-ready
+    assert result["layout"] == ["heuristic", "random", "heuristic", "random"]
+    assert result["games"] == 24 and result["duplicate_sets"] == 6
+    assert result["lower_score_wins"] is True and result["truncated_games"] == 0
+    assert list(result["agents"]) == ["heuristic", "random"]
+    for stats in result["agents"].values():
+        assert stats["seats"] == 2 and stats["even_share"] == 0.5
+        lo, hi = stats["win_share_ci95"]
+        assert 0.0 <= lo <= stats["win_share"] <= hi <= 1.0
+        lo, hi = stats["mean_score_ci95"]
+        assert lo <= stats["mean_score"] <= hi
+        assert stats["mean_score_per_deal"] == pytest.approx(stats["mean_score"] / 2)
+    table = format_table(result)
+    assert "heuristic" in table and "even share" in table and "24 games" in table
+
+
+def test_one_duplicate_set_has_no_interval():
+    result = evaluate("craits_v0", SHORT, ["heuristic", "random"], games=1)
+    assert result["agents"]["heuristic"]["win_share_ci95"] is None and "n/a" in format_table(result)
+
+
+def test_processes_do_not_change_the_result():
+    args = ("craits_v0", SHORT, ["heuristic", "random", "random", "random"], 6)
+    assert evaluate(*args, seed=5, processes=2) == evaluate(*args, seed=5, processes=1)
+
+
+def test_episode_deal_plays_whole_games():
+    args = ("craits_v0", ["heuristic", "random"], 3)
+    by_game = evaluate(args[0], {**SHORT, "episode": "game"}, *args[1:])
+    by_deal = evaluate(args[0], {**SHORT, "episode": "deal"}, *args[1:])
+    assert by_deal["agents"] == by_game["agents"]
+
+
+def test_checkpoint_agent(tmp_path):
+    from envs import craits_v0
+    space = craits_v0.raw_env().observation_space("player_0")
+    obs_size, actions = space["observation"].shape[0], space["action_mask"].shape[0]
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    np.savez(folder / "policy.npz", layer_0_weight=rng.normal(size=(8, obs_size)), layer_0_bias=np.zeros(8),
+             action_weight=rng.normal(size=(actions, 8)), action_bias=np.zeros(actions))
+    (folder / "meta.json").write_text(json.dumps({
+        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "observation_size": obs_size,
+        "action_size": actions, "activation": "tanh", "hidden_sizes": [8]}))
+    result = evaluate("craits_v0", SHORT, [str(folder), "random"], games=2, deterministic=False)
+    assert result["agents"][str(folder)]["seats"] == 2
+
+
+def test_cli_writes_json(tmp_path, capsys):
+    path = tmp_path / "result.json"
+    main(["--env", "craits_v0", "--agents", "heuristic,random", "--games", "2", "--seed", "4",
+          "--arg", "deals=[3, 2]", "--processes", "1", "--json", str(path)])
+    written = json.loads(path.read_text())
+    assert written["env_args"] == SHORT and written["games"] == 8 and written["seed"] == 4
+    assert set(written["agents"]) == {"heuristic", "random"}
+    assert "win share" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("agents,message", [
+    (["heuristic", "nonsense"], "unknown agent 'nonsense'"),
+    (["random"] * 5, "5 agents for 4 seats"),
+    ([], "at least one agent"),
+])
+def test_bad_agents_raise_clear_errors(agents, message):
+    with pytest.raises(ValueError, match=message):
+        evaluate("craits_v0", SHORT, agents, games=1)
+
+
+def test_bad_counts_raise():
+    with pytest.raises(ValueError, match="games=0"):
+        evaluate("craits_v0", SHORT, ["random"], games=0)
+
+
+def test_cli_reports_bad_agents_without_traceback(capsys):
+    with pytest.raises(SystemExit):
+        main(["--agents", "heuristic,nonsense", "--games", "1", "--processes", "1"])
+    assert "unknown agent 'nonsense'" in capsys.readouterr().err

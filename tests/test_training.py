@@ -1,0 +1,193 @@
+"""Training: configs, the learner env's rewards, checkpoints as opponents, resume."""
+import json
+import random
+
+import numpy as np
+import pytest
+
+from training.agents import PolicyAgent, make_agent
+from training.checkpoint import CheckpointError
+from training.config import ConfigError, PoolEntry, load_config
+from training.games import make_raw_env
+from training.learner_env import LearnerEnv, OpponentPool
+from training import train as train_module
+
+QUICK = "configs/craits_quick.yaml"
+
+
+def tiny(tmp_path, env_id="craits_v0", **extra):
+    """A config small enough for a smoke run: a few rollouts, tiny network."""
+    sets = [f"env.id={env_id}", "training.total_timesteps=1024", "algorithm.n_steps=128", "algorithm.batch_size=64",
+            "algorithm.n_epochs=1", "algorithm.net_arch=[16]", "vec.n_envs=2", "checkpoints.every=512",
+            "checkpoints.eval_every=100000", "checkpoints.eval_games=1", "opponents.self_play.snapshot_every=512",
+            f"output.dir={tmp_path}", "output.name=run"]
+    data = {"env": {"id": env_id, "args": {"episode": "deal", "deals": [3]} if env_id == "craits_v0" else {}}}
+    return load_config(data=data, overrides=sets + [f"{k}={v}" for k, v in extra.items()])
+
+
+# ---------------------------------------------------------------- configs
+def test_shipped_configs_load():
+    from pathlib import Path
+    for path in sorted(Path("configs").glob("*.yaml")):
+        config = load_config(path)
+        assert config.training.total_timesteps > 0, path
+
+
+@pytest.mark.parametrize("override, message", [
+    ("algorithm.lerning_rate=0.1", "unknown config key 'algorithm.lerning_rate'"),
+    ("algorithm.n_steps=many", "'algorithm.n_steps' must be int"),
+    ("algorithm.activation=sigmoid", "'algorithm.activation' is 'sigmoid': allowed values are tanh, relu"),
+    ("algorithm.gamma=1.5", "'algorithm.gamma' must be between 0 and 1"),
+    ("env.args.nine=any", "'env.args'.*nine"),
+    ("env.args.colour=red", "'env.args'.*colour"),
+    ("env.id=poker_v0", "'env.id'.*poker_v0"),
+    ("opponents.pool=[{agent: heuristic, wieght: 1}]", "opponents.pool\\[0\\].wieght"),
+    ("opponents.learner_seat=7", "learner_seat"),
+    ("vec.n_envs=0", "'vec.n_envs' must be > 0"),
+])
+def test_config_errors_name_the_key(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(QUICK, [override])
+
+
+def test_unknown_top_level_section():
+    with pytest.raises(ConfigError, match="unknown config key 'trainng'.*allowed keys here are env, algorithm"):
+        load_config(data={"trainng": {}})
+
+
+# ---------------------------------------------------------------- learner env
+class RecordingPool:
+    """Always the same agent; lets the test see every AEC step's rewards."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def draw(self):
+        return self.agent
+
+
+@pytest.mark.parametrize("env_id, args", [("craits_v0", {"num_players": 3, "episode": "deal"}),
+                                          ("craits_v0", {"partnership": True, "deals": [4, 3]}),
+                                          ("craits_v0", {"num_players": 2, "reward": "win", "deals": [3, 2]})])
+def test_learner_reward_is_its_own_aec_reward(env_id, args):
+    """Summed over an episode, step() rewards equal the learner seat's AEC rewards, all of them
+    (those arriving on opponents' moves and at the end included)."""
+    from training.agents import RandomAgent
+    env = LearnerEnv(env_id, args, lambda raw: RecordingPool(RandomAgent(1)), seed=3)
+    raw = env.raw
+    aec_total = {}
+    original_step = raw.step
+
+    def step(action):
+        original_step(action)
+        for agent, r in raw.rewards.items():
+            aec_total[agent] = aec_total.get(agent, 0.0) + r
+
+    raw.step = step
+    rng = random.Random(0)
+    nonzero = 0
+    for episode in range(12):
+        aec_total.clear()
+        obs, info = env.reset(seed=episode)
+        total, done = 0.0, False
+        while not done:
+            mask = env.action_masks()
+            assert obs.shape == env.observation_space.shape and mask.any()
+            obs, reward, terminated, truncated, _ = env.step(rng.choice(np.flatnonzero(mask).tolist()))
+            total += reward
+            done = terminated or truncated
+        assert total == pytest.approx(aec_total.get(env.learner, 0.0))
+        nonzero += total != 0
+    assert nonzero > 0
+
+
+def test_opponent_pool_draws_by_weight_and_self_play_snapshots(tmp_path):
+    raw = make_raw_env("craits_v0")
+    entries = [PoolEntry("random", 1.0), PoolEntry("heuristic", 3.0)]
+    pool = OpponentPool(entries, "craits_v0", {}, raw, seed=0)
+    names = [pool.draw().name for _ in range(400)]
+    assert 0.65 < names.count("heuristic") / 400 < 0.85
+    with pytest.raises(RuntimeError, match="no snapshot"):
+        OpponentPool([PoolEntry("self_play", 1.0)], "craits_v0", {}, raw, snapshot_dir=tmp_path, seed=0).draw()
+
+
+# ---------------------------------------------------------------- runs and checkpoints
+def _play_with(agent_path, env_id, args, seed=0):
+    raw = make_raw_env(env_id, **args)
+    agent = make_agent(str(agent_path), raw, env_id, args)
+    raw.reset(seed=seed)
+    for name in raw.agent_iter():
+        obs, _, term, trunc, _ = raw.last()
+        raw.step(None if term or trunc else agent.act(obs["observation"], obs["action_mask"]))
+    return raw
+
+
+def test_smoke_run_writes_a_checkpoint_that_plays_as_opponent(tmp_path):
+    config = tiny(tmp_path, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: self_play, weight: 1}]"})
+    run = train_module.train(config, config.run_dir)
+    ckpt = run / "checkpoint"
+    meta = json.loads((ckpt / "meta.json").read_text())
+    assert meta["env_id"] == "craits_v0" and meta["timesteps"] >= 1024
+    assert meta["observation_size"] == 206 and meta["action_size"] == 109
+    assert set(meta["evaluation"]) >= {"heuristic", "random"}
+    assert (ckpt / "policy.npz").is_file() and (ckpt / "model.zip").is_file()
+    assert any((run / "snapshots").iterdir())
+    assert list((run / "logs").glob("from_*/progress.csv"))
+    raw = _play_with(ckpt, "craits_v0", {"deals": [3]})
+    assert raw.game.game_over
+
+
+def test_policy_agent_matches_the_torch_policy(tmp_path):
+    import torch
+    config = tiny(tmp_path, **{"training.total_timesteps": 256})
+    run = train_module.train(config, config.run_dir)
+    from sb3_contrib import MaskablePPO
+    model = MaskablePPO.load(run / "checkpoint" / "model.zip")
+    agent = PolicyAgent(run / "checkpoint")
+    raw = make_raw_env("craits_v0")
+    raw.reset(seed=1)
+    obs = raw.observe(raw.agent_selection)
+    with torch.no_grad():
+        dist = model.policy.get_distribution(torch.as_tensor(obs["observation"])[None])
+    logits = agent.logits(obs["observation"])
+    log_probs = logits - np.log(np.exp(logits - logits.max()).sum()) - logits.max()
+    np.testing.assert_allclose(log_probs, dist.distribution.logits[0].numpy(), atol=1e-4)
+
+
+def test_interrupted_run_resumes_without_loss(tmp_path, monkeypatch):
+    config = tiny(tmp_path, **{"training.total_timesteps": 2048})
+    calls = {"n": 0}
+    original = LearnerEnv.step
+
+    def interrupt_midway(self, action):
+        calls["n"] += 1
+        if calls["n"] == 700:
+            raise KeyboardInterrupt
+        return original(self, action)
+
+    monkeypatch.setattr(LearnerEnv, "step", interrupt_midway)
+    with pytest.raises(SystemExit) as stop:
+        train_module.train(config, config.run_dir)
+    assert stop.value.code == 130
+    stopped_at = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())["timesteps"]
+    assert 0 < stopped_at < 2048
+    monkeypatch.setattr(LearnerEnv, "step", original)
+    train_module.main(["--resume", str(config.run_dir)])
+    meta = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())
+    assert meta["timesteps"] >= 2048
+    segments = sorted(p.name for p in (config.run_dir / "logs").iterdir())
+    assert segments[0] == "from_000000000" and len(segments) == 2 and int(segments[1][5:]) == stopped_at
+
+
+def test_checkpoint_for_another_game_or_configuration_is_refused(tmp_path):
+    config = tiny(tmp_path, **{"training.total_timesteps": 256})
+    ckpt = train_module.train(config, config.run_dir) / "checkpoint"
+    with pytest.raises(CheckpointError, match="trained for craits_v0, not pairs_draft_v0"):
+        make_agent(str(ckpt), make_raw_env("pairs_draft_v0"), "pairs_draft_v0", {})
+    with pytest.raises(CheckpointError, match="deals=\\[3\\] in training but \\[5\\] here"):
+        make_agent(str(ckpt), make_raw_env("craits_v0", deals=[5]), "craits_v0", {"deals": [5]})
+
+
+def test_bad_agent_spec_is_named():
+    with pytest.raises(ValueError, match="unknown agent 'heuristc'"):
+        make_agent("heuristc", make_raw_env("craits_v0"), "craits_v0", {})

@@ -1,0 +1,234 @@
+"""Matches between agents in duplicate format: mean points and win share with 95% intervals.
+
+    python -m training.evaluate --env craits_v0 --agents heuristic,random,random,random --games 500
+    python -m training.evaluate --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic --json out.json
+
+``--agents`` lists one agent per seat (random, heuristic or a checkpoint folder); a shorter
+list is repeated around the table. Seats held by the same spec are one agent in the report.
+
+Duplicate format: each of the ``--games`` deal seeds is a *duplicate set*, played once per
+seat with the agent list rotated by one seat each time (the agent in seat s moves to seat
+s + 1). The env is reset with the same seed (``--seed`` + set index) in every rotation, so
+the cards are identical and every agent plays every seat's cards: the luck of the deal
+cancels out of the comparison. Agents' own randomness is seeded from (seed, set, rotation,
+seat), so results do not depend on ``--processes``.
+
+A game's win share for an agent is (winning seats it holds) / (number of winners); its
+*even share* (seats held / seats) is what it would get if it played no better than the
+others. The 95% intervals are normal approximations over the per-set means (mean ± 1.96 ·
+standard deviation / √sets): a set's rotations share their deals and are correlated, so the
+set, not the game, is the independent sample. A game cut by the env's safety net
+(truncated) counts as a draw among all seats and is counted in ``truncated_games``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import time
+
+import numpy as np
+
+from .agents import make_agent
+from .games import game_spec, make_raw_env
+from .play import parse_assignments
+
+Z95 = 1.96
+CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
+
+
+def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
+    """One spec per seat, the list repeated around the table (as ``training.play``)."""
+    if not agent_specs or not all(agent_specs):
+        raise ValueError(f"agents {agent_specs!r}: give at least one agent, none empty")
+    if len(agent_specs) > seats:
+        raise ValueError(f"{len(agent_specs)} agents for {seats} seats: give at most one per seat")
+    return [agent_specs[i % len(agent_specs)] for i in range(seats)]
+
+
+def rotated(layout: list[str], rotation: int) -> list[str]:
+    """The layout with every agent moved ``rotation`` seats on."""
+    k = len(layout)
+    return [layout[(seat - rotation) % k] for seat in range(k)]
+
+
+def play_game(env, agents, seed: int) -> tuple[list, list[int] | None]:
+    """One whole game from ``reset(seed)``: the final scores and the winning seats (None for a
+    truncated game). Env episodes shorter than a game (Craits ``episode="deal"``) are chained
+    with ``reset()`` until the engine knows its winners."""
+    env.reset(seed=seed)
+    for agent in agents:
+        agent.reset()
+    while True:
+        truncated = False
+        for agent_id in env.agent_iter():
+            obs, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                truncated |= truncation
+                env.step(None)
+                continue
+            env.step(agents[env.agent_name_mapping[agent_id]].act(obs["observation"], obs["action_mask"]))
+        try:
+            return env.game.scores(), env.game.winners()
+        except ValueError:  # the game is not over
+            if truncated:
+                return env.game.scores(), None
+            env.reset()
+
+
+def play_sets(env_id: str, env_args: dict, layout: list[str], seed: int, deterministic: bool,
+              set_indices) -> list[tuple]:
+    """Every rotation of the given duplicate sets: ``(set, rotation, scores, winners)`` each."""
+    env = make_raw_env(env_id, **env_args)
+    records = []
+    for index in set_indices:
+        for rotation in range(len(layout)):
+            agents = [make_agent(spec, env, env_id, env_args, seed=[seed, index, rotation, seat],
+                                 deterministic=deterministic)
+                      for seat, spec in enumerate(rotated(layout, rotation))]
+            scores, winners = play_game(env, agents, seed + index)
+            records.append((index, rotation, scores, winners))
+    return records
+
+
+def _play_chunk(task):
+    return play_sets(*task)
+
+
+def _mean_ci(set_means: np.ndarray, low=-math.inf, high=math.inf) -> tuple[float, list | None]:
+    mean = float(set_means.mean())
+    if len(set_means) < 2:
+        return mean, None
+    half = Z95 * float(set_means.std(ddof=1)) / math.sqrt(len(set_means))
+    return mean, [max(low, mean - half), min(high, mean + half)]
+
+
+def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
+    """Per-agent statistics from the game records (any order)."""
+    k = len(layout)
+    specs = list(dict.fromkeys(layout))
+    score = {spec: np.zeros((sets, k)) for spec in specs}
+    share = {spec: np.zeros((sets, k)) for spec in specs}
+    for index, rotation, scores, winners in records:
+        winners = range(k) if winners is None else winners
+        seats_of = {spec: [] for spec in specs}
+        for seat, spec in enumerate(rotated(layout, rotation)):
+            seats_of[spec].append(seat)
+        for spec, seats in seats_of.items():
+            score[spec][index, rotation] = np.mean([scores[s] for s in seats])
+            share[spec][index, rotation] = sum(s in winners for s in seats) / len(winners)
+    agents = {}
+    for spec in specs:
+        mean_score, score_ci = _mean_ci(score[spec].mean(axis=1))
+        win_share, share_ci = _mean_ci(share[spec].mean(axis=1), 0.0, 1.0)
+        agents[spec] = {
+            "seats": layout.count(spec),
+            "mean_score": mean_score,
+            "mean_score_ci95": score_ci,
+            "mean_score_per_deal": mean_score / deals if deals else None,
+            "win_share": win_share,
+            "win_share_ci95": share_ci,
+            "even_share": layout.count(spec) / k,
+        }
+    return agents
+
+
+def _chunks(sets: int, count: int) -> list[range]:
+    bounds = np.linspace(0, sets, count + 1).round().astype(int)
+    return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def evaluate(env_id: str, env_args: dict, agents: list[str], games: int, seed: int = 0,
+             processes: int = 1, deterministic: bool = True) -> dict:
+    """Play ``games`` duplicate sets (``games`` × seats games) and return a JSON-ready summary.
+
+    ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads)."""
+    if games < 1 or processes < 1 or seed < 0:
+        raise ValueError(f"games={games}, processes={processes}, seed={seed}: need games >= 1, "
+                         "processes >= 1, seed >= 0")
+    env = make_raw_env(env_id, **env_args)
+    layout = seat_layout(list(agents), len(env.possible_agents))
+    for spec in dict.fromkeys(layout):  # fail here, with make_agent's message, not in a worker
+        make_agent(spec, env, env_id, env_args, seed=0, deterministic=deterministic)
+    deals = getattr(getattr(env, "rules", None), "deals", None)
+    chunks = _chunks(games, min(games, processes * CHUNKS_PER_PROCESS))
+    tasks = [(env_id, env_args, layout, seed, deterministic, chunk) for chunk in chunks]
+    if processes == 1:
+        parts = map(_play_chunk, tasks)
+    else:
+        with multiprocessing.get_context("spawn").Pool(min(processes, len(tasks))) as pool:
+            parts = pool.map(_play_chunk, tasks)
+    records = [record for part in parts for record in part]
+    return {
+        "env_id": env_id,
+        "env_args": dict(env_args),
+        "layout": layout,
+        "games": len(records),
+        "duplicate_sets": games,
+        "seed": seed,
+        "deterministic": deterministic,
+        "lower_score_wins": game_spec(env_id).lower_score_wins,
+        "truncated_games": sum(winners is None for *_, winners in records),
+        "agents": summarize(records, layout, games, len(deals) if deals else None),
+    }
+
+
+def _interval(ci, digits: int) -> str:
+    return "n/a" if ci is None else f"[{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+
+
+def format_table(result: dict) -> str:
+    args = " ".join(f"{k}={v}" for k, v in result["env_args"].items())
+    better = "lower" if result["lower_score_wins"] else "higher"
+    lines = [
+        f"{result['env_id']} {args}".rstrip() + f"   seats: {', '.join(result['layout'])}",
+        f"{result['games']} games = {result['duplicate_sets']} duplicate sets x {len(result['layout'])} rotations"
+        f" (seed {result['seed']}); {better} score wins; truncated games: {result['truncated_games']}",
+        "",
+    ]
+    rows = [("agent", "seats", "mean score", "95% CI", "per deal", "win share", "95% CI", "even share")]
+    for spec, a in result["agents"].items():
+        per_deal = "-" if a["mean_score_per_deal"] is None else f"{a['mean_score_per_deal']:.2f}"
+        rows.append((spec, str(a["seats"]), f"{a['mean_score']:.2f}", _interval(a["mean_score_ci95"], 2),
+                     per_deal, f"{a['win_share']:.3f}", _interval(a["win_share_ci95"], 3), f"{a['even_share']:.3f}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines += ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+              for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--env", default="craits_v0", help="craits_v0 or pairs_draft_v0")
+    parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat (repeated)")
+    parser.add_argument("--games", type=int, default=100, help="duplicate sets (deal seeds); games = sets x seats")
+    parser.add_argument("--seed", type=int, default=0, help="first deal seed (>= 0)")
+    parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")
+    parser.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 4),
+                        help="worker processes (1: play in this process)")
+    parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--deterministic", dest="deterministic", action="store_true", default=True,
+                      help="checkpoint agents take their most likely action (default)")
+    mode.add_argument("--stochastic", dest="deterministic", action="store_false",
+                      help="checkpoint agents sample from their policy")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        result = evaluate(args.env, parse_assignments(args.arg), args.agents.split(","), args.games, args.seed,
+                          args.processes, args.deterministic)
+    except ValueError as error:  # a bad agent, env argument or count: a message, not a traceback
+        parser.error(str(error))
+    print(format_table(result))
+    print(f"\n{time.perf_counter() - start:.1f} s with {args.processes} process(es)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
