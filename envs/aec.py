@@ -59,6 +59,11 @@ class CardGameEnv(AECEnv):
         self._seeder = random.Random()
         self.game = None
 
+    def rule_args(self) -> dict:
+        """The effective rule options of this env (defaults resolved), JSON-ready: what a
+        trained policy must agree with to sit at this table. Games without options: {}."""
+        return {}
+
     def observation_space(self, agent):
         return self.observation_spaces[agent]
 

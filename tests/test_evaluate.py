@@ -102,7 +102,8 @@ def test_episode_deal_plays_whole_games():
 
 def test_checkpoint_agent(tmp_path):
     from envs import craits_v0
-    space = craits_v0.raw_env().observation_space("player_0")
+    raw = craits_v0.raw_env()
+    space = raw.observation_space("player_0")
     obs_size, actions = space["observation"].shape[0], space["action_mask"].shape[0]
     rng = np.random.default_rng(0)
     folder = tmp_path / "tiny"
@@ -110,7 +111,7 @@ def test_checkpoint_agent(tmp_path):
     np.savez(folder / "policy.npz", layer_0_weight=rng.normal(size=(8, obs_size)), layer_0_bias=np.zeros(8),
              action_weight=rng.normal(size=(actions, 8)), action_bias=np.zeros(actions))
     (folder / "meta.json").write_text(json.dumps({
-        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "observation_size": obs_size,
+        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": raw.rule_args(), "observation_size": obs_size,
         "action_size": actions, "activation": "tanh", "hidden_sizes": [8]}))
     result = evaluate("craits_v0", SHORT, [str(folder), "random"], games=2, deterministic=False)
     assert result["agents"][str(folder)]["seats"] == 2

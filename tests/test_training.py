@@ -21,7 +21,8 @@ def tiny(tmp_path, env_id="craits_v0", **extra):
             "algorithm.n_epochs=1", "algorithm.net_arch=[16]", "vec.n_envs=2", "checkpoints.every=512",
             "checkpoints.eval_every=100000", "checkpoints.eval_games=1", "opponents.self_play.snapshot_every=512",
             f"output.dir={tmp_path}", "output.name=run"]
-    data = {"env": {"id": env_id, "args": {"episode": "deal", "deals": [3]} if env_id == "craits_v0" else {}}}
+    data = {"env": {"id": env_id, "args": {"episode": "deal", "deals": [3], "nine": "same_colour"}
+                    if env_id == "craits_v0" else {}}}
     return load_config(data=data, overrides=sets + [f"{k}={v}" for k, v in extra.items()])
 
 
@@ -184,8 +185,8 @@ def test_checkpoint_for_another_game_or_configuration_is_refused(tmp_path):
     ckpt = train_module.train(config, config.run_dir) / "checkpoint"
     with pytest.raises(CheckpointError, match="trained for craits_v0, not pairs_draft_v0"):
         make_agent(str(ckpt), make_raw_env("pairs_draft_v0"), "pairs_draft_v0", {})
-    with pytest.raises(CheckpointError, match="deals=\\[3\\] in training but \\[5\\] here"):
-        make_agent(str(ckpt), make_raw_env("craits_v0", deals=[5]), "craits_v0", {"deals": [5]})
+    with pytest.raises(CheckpointError, match="nine='same_colour' in training but 'own_suit' here"):
+        make_agent(str(ckpt), make_raw_env("craits_v0", nine="own_suit"), "craits_v0", {"nine": "own_suit"})
 
 
 def test_bad_agent_spec_is_named():

@@ -74,6 +74,6 @@ def make_agent(spec: str, raw_env, env_id: str, env_args: dict, seed=None, deter
         raise ValueError(f"unknown agent {spec!r}: use 'random', 'heuristic' or a checkpoint folder")
     agent = PolicyAgent(path, deterministic, seed)
     space = raw_env.observation_space(raw_env.possible_agents[0])
-    check_compatible(agent.meta, env_id, env_args, space["observation"].shape[0],
+    check_compatible(agent.meta, env_id, raw_env.rule_args(), space["observation"].shape[0],
                      space["action_mask"].shape[0], where=str(path))
     return agent

@@ -26,8 +26,6 @@ from pathlib import Path
 import numpy as np
 
 FORMAT_VERSION = 1
-# Env arguments that change neither the rules nor what a seat observes.
-ARGS_FREE_TO_DIFFER = {"render_mode", "illegal_action", "episode", "reward"}
 
 
 class CheckpointError(ValueError):
@@ -97,18 +95,17 @@ def read_meta(path) -> dict:
     return meta
 
 
-def check_compatible(meta: dict, env_id: str, env_args: dict, obs_size: int, num_actions: int, where="") -> None:
-    """Raise ``CheckpointError`` saying what differs when a checkpoint can't sit in this env."""
+def check_compatible(meta: dict, env_id: str, rule_args: dict, obs_size: int, num_actions: int, where="") -> None:
+    """Raise ``CheckpointError`` saying what differs when a checkpoint can't sit in this env
+    (another game, other rules, other sizes). ``rule_args``: the env's ``rule_args()``."""
     problems = []
     if meta["env_id"] != env_id:
         problems.append(f"it was trained for {meta['env_id']}, not {env_id}")
     else:
-        trained = meta.get("env_args", {})
-        for key in sorted(set(trained) | set(env_args)):
-            if key in ARGS_FREE_TO_DIFFER:
-                continue
-            if key in trained and key in env_args and trained[key] != env_args[key]:
-                problems.append(f"{key}={trained[key]!r} in training but {env_args[key]!r} here")
+        trained = meta.get("rules", {})
+        for key in sorted(set(trained) | set(rule_args)):
+            if trained.get(key) != rule_args.get(key):
+                problems.append(f"{key}={trained.get(key)!r} in training but {rule_args.get(key)!r} here")
         if meta["observation_size"] != obs_size or meta["action_size"] != num_actions:
             problems.append(f"observation/action sizes {meta['observation_size']}/{meta['action_size']} "
                             f"vs {obs_size}/{num_actions} here")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -66,7 +67,9 @@ def new_model(config: Config, venv, run_dir: Path):
 
 def checkpoint_meta(config: Config, model, evaluation, seconds: float) -> dict:
     a = config.algorithm
-    return {"env_id": config.env.id, "env_args": dict(config.env.args),
+    from .games import make_raw_env
+    rules = make_raw_env(config.env.id, **config.env.args).rule_args()
+    return {"env_id": config.env.id, "env_args": dict(config.env.args), "rules": rules,
             "observation_size": int(model.observation_space.shape[0]), "action_size": int(model.action_space.n),
             "algorithm": dict(vars(a)),
             "timesteps": int(model.num_timesteps), "seed": config.training.seed, "evaluation": evaluation,
@@ -224,6 +227,33 @@ def print_summary(run_dir: Path) -> None:
                   f" mean score {r['mean_score']:.2f} over {r['games']} games")
 
 
+def compare(config: Config, new: Path, others: list[str]) -> None:
+    """The new bot beside other checkpoints, each in one seat against the heuristic, then
+    random, in every other seat (duplicate format, the config's ``eval_games`` sets)."""
+    from .evaluate import evaluate
+    from .games import make_raw_env
+    seats = len(make_raw_env(config.env.id, **config.env.args).possible_agents)
+    print(f"\n{'bot':<40} {'opponents':<10} {'win share':>9} {'95% CI':>13} {'even':>5} {'mean score':>10}")
+    for bot in [str(new)] + others:
+        for opponent in ("heuristic", "random"):
+            result = evaluate(config.env.id, dict(config.env.args), [bot] + [opponent] * (seats - 1),
+                              config.checkpoints.eval_games, seed=20_000, processes=min(os.cpu_count() or 1, 4))
+            r = result["agents"][bot]
+            ci = "{:.3f}-{:.3f}".format(*r["win_share_ci95"]) if r["win_share_ci95"] else "n/a"
+            print(f"{bot:<40} {opponent:<10} {r['win_share']:>9.3f} {ci:>13} {r['even_share']:>5.2f} "
+                  f"{r['mean_score']:>10.2f}")
+
+
+def show(config: Config, new: Path) -> None:
+    """One game (Craits: one deal) of the new bot against the heuristic, move by move."""
+    from .play import play
+    args = dict(config.env.args)
+    if config.env.id == "craits_v0":
+        args["deals"] = [8]
+    print(f"\n--- {new} (seat 0) against the heuristic ---")
+    play(config.env.id, args, [str(new), "heuristic"], seed=config.training.seed)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     group = parser.add_mutually_exclusive_group(required=True)
@@ -231,6 +261,9 @@ def main(argv=None):
     group.add_argument("--resume", metavar="RUN", help="run folder of an interrupted run")
     parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
                         help="override a config value, e.g. --set training.total_timesteps=50000")
+    parser.add_argument("--compare", nargs="*", metavar="CHECKPOINT",
+                        help="after training, evaluate the new bot and these checkpoints against heuristic and random")
+    parser.add_argument("--show", action="store_true", help="after training, print a game of the new bot")
     args = parser.parse_args(argv)
     try:
         if args.resume:
@@ -245,6 +278,10 @@ def main(argv=None):
     except ConfigError as exc:
         raise SystemExit(f"error: {exc}")
     print_summary(run_dir)
+    if args.show:
+        show(config, run_dir / "checkpoint")
+    if args.compare is not None:
+        compare(config, run_dir / "checkpoint", args.compare)
 
 
 if __name__ == "__main__":

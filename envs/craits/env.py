@@ -78,6 +78,8 @@ A deal cut by the 10,000-action safety net ends the episode with ``truncations``
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..aec import CardGameEnv, wrap, zero_sum_win_rewards
@@ -113,6 +115,10 @@ class raw_env(CardGameEnv):
         self.episode = episode
         self.reward = reward
         super().__init__(num_players, OBS_SIZE, NUM_ACTIONS, illegal_action, render_mode=render_mode)
+
+    def rule_args(self) -> dict:
+        args = {k: v for k, v in dataclasses.asdict(self.rules).items() if k != "deals"}
+        return {**args, "num_players": len(self.possible_agents)}
 
     def _new_game(self, seed) -> CraitsGame:
         return CraitsGame(self.rules, len(self.possible_agents), seed)
