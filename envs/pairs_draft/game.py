@@ -35,8 +35,8 @@ _ACTIONS = range(NUM_ACTIONS)
 _FORCED_BIT = 1 << (FORCED_VALUE - 1)
 # Points by distinct numbers face up (index; 10 wins instead) and by copies of one
 # number (index; 5 or more win instead).
-_KIND_POINTS = (0, 0, 0, 0, 1, 3, 5, 9, 15, 30)
-_COPY_POINTS = (0, 0, 2, 6, 20)
+KIND_POINTS = (0, 0, 0, 0, 1, 3, 5, 9, 15, 30)
+COPY_POINTS = (0, 0, 2, 6, 20)
 
 
 class Score(NamedTuple):
@@ -78,14 +78,14 @@ def _score_counts(face_up_counts, face_down: int) -> Score:
     for copies in face_up_counts:
         if copies:
             kinds += 1
-            if copies >= len(_COPY_POINTS):
+            if copies >= len(COPY_POINTS):
                 instant_win = True
             else:
-                points += _COPY_POINTS[copies]
+                points += COPY_POINTS[copies]
     if kinds == NUM_ACTIONS:
         instant_win = True
     else:
-        points += _KIND_POINTS[kinds]
+        points += KIND_POINTS[kinds]
     return Score(points - face_down, instant_win)
 
 
@@ -235,6 +235,21 @@ class PairsDraftGame(GameEngine):
 
     def _score(self, seat: int) -> Score:
         return _score_counts(self._face_up[seat], sum(self._face_down[seat]))
+
+    # -- counts for observation encoders: the engine's own lists (index number - 1), not
+    # copies, so reading them costs nothing; never mutate them.
+
+    def hand_counts(self, seat: int) -> list[int]:
+        return self._hands[seat]
+
+    def pack_counts(self, seat: int) -> list[int]:
+        return self._packs[(seat - self._pick_index) % NUM_PLAYERS]
+
+    def face_up_counts(self, seat: int) -> list[int]:
+        return self._face_up[seat]
+
+    def face_down_counts(self, seat: int) -> list[int]:
+        return self._face_down[seat]
 
     def copy(self) -> "PairsDraftGame":
         """An independent copy; lists never mutated in place (set-aside, previous trick) are shared."""

@@ -1,0 +1,131 @@
+"""A rule-based Pairs Draft player that sees only its own observation (``envs.pairs_draft.env``).
+
+It plays the way a careful player would. In the draft it takes numbers it does not hold
+yet (distinct numbers score, and the more numbers it holds the more of the others' cards
+it can pair), then copies towards sets, low numbers first: a low card that does not pair
+is lost at worst, a high one takes the others' cards face down. It discards the card that
+adds least. In the rounds it pairs a number already on the table whenever it can; playing
+last it knows the outcome of each card; otherwise it weighs the chance that its card pairs
+or stays the lowest against the chance that it ends the highest unpaired card, and keeps
+cards that can still pair for later rounds.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .env import (COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, PAIRED, PHASE, SEAT_SIZE, SEATS, START, TRICK, TRICK_SLOT,
+                  UNSEEN, results)
+from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, PairsDraftGame
+
+DRAFT_PHASE, DISCARD_PHASE = PHASE, PHASE + 1
+_NUMBERS = np.arange(1, NUM_ACTIONS + 1)
+_EYE = np.eye(NUM_ACTIONS, dtype=np.int64)
+# Draft: value of a card by the copies of its number already held (0, 1, 2, ...), less
+# LOW_PREFERENCE per point of the number. Tuned against uniform random play, where low
+# cards are worth most.
+_SET_BONUS = np.array([4.0, 2.0, 2.0, 2.0, 0.5] + [0.0] * 6)
+LOW_PREFERENCE = 0.5
+# Rounds: a face-up card is worth its points gain plus FACE_UP_BASE, plus SET_GROWTH per
+# further copy in hand (up to 2); pairing now adds PAIR_NOW; a card that can still pair is
+# worth up to KEEP more kept for later.
+FACE_UP_BASE, SET_GROWTH, PAIR_NOW, KEEP = 1.0, 0.5, 4.0, 0.8
+
+
+def _counts(observation, start: int) -> np.ndarray:
+    return np.rint(observation[start:start + NUM_ACTIONS] * COUNT_SCALE).astype(np.int64)
+
+
+class PairsDraftHeuristic:
+    """``act(observation, action_mask) -> action``; stateless, so one instance serves every seat."""
+
+    def reset(self) -> None:
+        pass
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = np.flatnonzero(action_mask)
+        if len(legal) == 1:
+            return int(legal[0])
+        if observation[DRAFT_PHASE] > 0:
+            values = self._draft_values(_counts(observation, HAND))
+        elif observation[DISCARD_PHASE] > 0:
+            values = -self._draft_values(_counts(observation, HAND) - 1)  # the card that adds least goes
+        else:
+            values = self._play_values(observation, legal)
+        return int(legal[np.argmax(values[legal])])
+
+    # -- draft and discard ------------------------------------------------------------
+
+    @staticmethod
+    def _draft_values(own) -> np.ndarray:
+        """How much one more card of each number adds to ``own`` cards: a new number most
+        (distinct numbers score, and can pair whatever is played), then copies towards a
+        set; low numbers first, as they are safe when they do not pair."""
+        return _SET_BONUS[np.clip(own, 0, NUM_ACTIONS)] - LOW_PREFERENCE * _NUMBERS
+
+    # -- rounds -----------------------------------------------------------------------
+
+    def _play_values(self, observation, legal) -> np.ndarray:
+        hand = _counts(observation, HAND)
+        unseen = np.maximum(_counts(observation, UNSEEN), 0)  # may be in the others' hands
+        seats = np.rint(observation[SEATS:].reshape(NUM_PLAYERS, SEAT_SIZE) * COUNT_SCALE).astype(np.int64)
+        face_up, face_down, hand_sizes = seats[0, :NUM_ACTIONS], seats[0, FACE_DOWN], seats[:, HAND_SIZE]
+        start = int(np.argmax(observation[START:START + NUM_PLAYERS]))
+        trick = []  # (number, forced) in play order
+        for i in range(NUM_PLAYERS):
+            slot = observation[TRICK + i * TRICK_SLOT:TRICK + (i + 1) * TRICK_SLOT]
+            if not slot[:NUM_ACTIONS].any():
+                break
+            trick.append((int(np.argmax(slot[:NUM_ACTIONS])) + 1, bool(slot[NUM_ACTIONS])))
+        paired = observation[PAIRED:PAIRED + NUM_ACTIONS] > 0
+        later = [(start + i) % NUM_PLAYERS for i in range(len(trick) + 1, NUM_PLAYERS)]  # slots after this seat
+
+        gains = results(face_up + _EYE, face_down) - results(face_up[None], face_down) + FACE_UP_BASE
+        gains += SET_GROWTH * np.clip(hand - 1, 0, 2)
+        pool = max(int(unseen.sum()), 1)
+        keep = KEEP * np.minimum(unseen, 3) / 3 * (hand_sizes[0] > 1)
+        values = np.full(NUM_ACTIONS, -np.inf)
+        if not later:  # last to play: the outcome of each card is known
+            for a in legal:
+                up, down = self._outcome(trick, start, int(a) + 1)
+                values[a] = up * gains[a] - down - keep[a]
+            return values
+
+        forced_on_table = sum(forced for _, forced in trick)
+        unpaired = [FORCED_VALUE if forced else n for n, forced in trick
+                    if (forced_on_table == 1 if forced else not paired[n - 1])]
+        has_pair = paired.any() or forced_on_table > 1
+        on_table = {n for n, forced in trick if not forced}
+        forced = bool(paired[legal].all())
+        for a in legal:
+            n = int(a) + 1
+            if not forced and n in on_table and not paired[a]:
+                values[a] = gains[a] + PAIR_NOW - keep[a]  # pairs now: face up for sure
+                continue
+            value = FORCED_VALUE if forced else n
+            p_pair = 0.0 if forced else 1.0 - np.prod([(1 - unseen[a] / pool) ** hand_sizes[s] for s in later])
+            p_higher = unseen[n:].sum() / pool if not forced else 0.0  # one later card beats it
+            p_highest = (not unpaired or value > max(unpaired)) * (1 - p_higher) ** len(later)
+            lowest_now = not has_pair and (not unpaired or value < min(unpaired))
+            p_lowest = lowest_now * (1 - unseen[:a].sum() / pool) ** len(later)
+            down = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
+            values[a] = (p_pair * gains[a] + (1 - p_pair) * (p_lowest * gains[a] - p_highest * down)
+                         - keep[a])
+        return values
+
+    @staticmethod
+    def _outcome(trick, start: int, number: int) -> tuple[int, int]:
+        """(face-up cards, face-down cards) this seat (slot 0) gets by playing ``number`` last:
+        the engine's own rule (2.4), on a position of one-card hands."""
+        hands = [[] for _ in range(NUM_PLAYERS)]
+        for i, (n, _) in enumerate(trick):
+            hands[(start + i) % NUM_PLAYERS].append(n)
+        hands[0].append(number)
+        game = PairsDraftGame.from_position(hands, start)
+        for i in range(NUM_PLAYERS):
+            game.apply(hands[(start + i) % NUM_PLAYERS][0] - 1)
+        up = down = 0
+        for taken in game.previous_trick():
+            if taken.taker == 0:
+                up += taken.face_up
+                down += not taken.face_up
+        return up, down
