@@ -66,9 +66,7 @@ def make_agent(spec: str, raw_env, env_id: str, env_args: dict, seed=None, deter
     if spec == "random":
         return RandomAgent(seed)
     if spec == "heuristic":
-        agent = game_spec(env_id).heuristic(raw_env)
-        agent.name = "heuristic"
-        return agent
+        return game_spec(env_id).heuristic(raw_env)
     path = Path(spec)
     if not path.is_dir():
         raise ValueError(f"unknown agent {spec!r}: use 'random', 'heuristic' or a checkpoint folder")

@@ -20,6 +20,8 @@ CRANK_PHASE = PHASE + 4
 class CraitsHeuristic:
     """``act(observation, action_mask) -> action``; stateless, so one instance serves every seat."""
 
+    name = "heuristic"
+
     def __init__(self, rules: Rules = Rules()):
         self.rules = rules
 

@@ -38,6 +38,8 @@ def _counts(observation, start: int) -> np.ndarray:
 class PairsDraftHeuristic:
     """``act(observation, action_mask) -> action``; stateless, so one instance serves every seat."""
 
+    name = "heuristic"
+
     def reset(self) -> None:
         pass
 
