@@ -138,6 +138,15 @@ def test_smoke_run_writes_a_checkpoint_that_plays_as_opponent(tmp_path):
     assert raw.game.game_over
 
 
+def test_pairs_draft_smoke_run_plays_as_opponent(tmp_path):
+    config = tiny(tmp_path, "pairs_draft_v0", **{"opponents.pool": "[{agent: heuristic, weight: 1}]"})
+    ckpt = train_module.train(config, config.run_dir) / "checkpoint"
+    meta = json.loads((ckpt / "meta.json").read_text())
+    assert meta["env_id"] == "pairs_draft_v0" and meta["action_size"] == 10
+    raw = _play_with(ckpt, "pairs_draft_v0", {})
+    assert raw.game.phase == "over" and len(raw.game.winners()) >= 1
+
+
 def test_policy_agent_matches_the_torch_policy(tmp_path):
     import torch
     config = tiny(tmp_path, **{"training.total_timesteps": 256})

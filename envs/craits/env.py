@@ -61,8 +61,8 @@ slots beyond the number of players are zero. Numbers are scaled to roughly [0, 1
 | 167 | stock size / 52 |
 | 168 | deal number / number of deals |
 | 169 | this deal's hand size / 8 |
-| 170–173 | own: hand size / 10, game score / 100, pressure tally / 10, loses next turn |
-| 174–205 | 4 slots × 8: present, hand size / 10, holds one card, announced last card, partner, game score / 100, pressure tally / 10, loses next turn |
+| 170–173 | own: hand size / 10, game score / 100 (clipped to ±10), pressure tally / 10, loses next turn |
+| 174–205 | 4 slots × 8: present, hand size / 10, holds one card, announced last card, partner, game score / 100 (clipped), pressure tally / 10, loses next turn |
 
 ## Rewards
 
@@ -70,6 +70,9 @@ Zero-sum. `reward="deal"` (default): when a deal ends every side (a seat, or a p
 gets (mean of the other sides' deal points − its own deal points) / 100, pressure
 penalties included; partners both get their side's. `reward="win"`: only at the end of the
 game, +1 split among the winners and −1 split among the rest (0 for a full tie).
+
+Under `empty_stock="pressure"` penalties double without bound, so deal rewards of weak
+players (random play, say) can be huge; `reward="win"` is bounded.
 
 A deal cut by the 10,000-action safety net ends the episode with ``truncations`` set.
 
@@ -99,6 +102,12 @@ REWARDS = ("deal", "win")
 def _two_bit_sets(first: int, second: int) -> np.ndarray:
     """Two 52-bit sets -> 104 zeros and ones, in one unpackbits call."""
     return np.unpackbits(np.frombuffer((first | second << 52).to_bytes(13, "little"), np.uint8), bitorder="little")
+
+
+def _score(points: int) -> float:
+    """A game score for the network: / 100, clipped to ±10 (pressure penalties double
+    without bound, and one huge input would swamp the others)."""
+    return max(-10.0, min(10.0, points / 100.0))
 
 
 class raw_env(CardGameEnv):
@@ -165,12 +174,12 @@ class raw_env(CardGameEnv):
         partner = game.partner(seat)
         scalars = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
                    deals[game.deal_index] / 8.0,
-                   hands[seat].bit_count() / 10.0, scores[seat] / 100.0, pressures[seat] / 10.0, lose_turn[seat]]
+                   hands[seat].bit_count() / 10.0, _score(scores[seat]), pressures[seat] / 10.0, lose_turn[seat]]
         for k in range(1, n):
             other = (seat + k) % n
             size = hands[other].bit_count()
             scalars += (1.0, size / 10.0, size == 1, announced[other], other == partner,
-                        scores[other] / 100.0, pressures[other] / 10.0, lose_turn[other])
+                        _score(scores[other]), pressures[other] / 10.0, lose_turn[other])
         obs[CRANK_COUNT:CRANK_COUNT + len(scalars)] = scalars
         return obs
 
