@@ -142,26 +142,6 @@ def test_deal_episodes_continue_the_game():
     assert env.game.deal_index == 0 and not env.game.game_over
 
 
-def test_illegal_action_penalty_ends_the_game():
-    env = craits_v0.raw_env()
-    env.reset(seed=1)
-    agent = env.agent_selection
-    illegal = int(np.flatnonzero(env.observe(agent)["action_mask"] == 0)[0])
-    env.step(illegal)
-    assert all(env.terminations.values())
-    assert env.rewards[agent] == -1 and all(r == 0 for a, r in env.rewards.items() if a != agent)
-    assert env.infos[agent]["illegal_action"]
-
-
-def test_illegal_action_can_raise():
-    env = craits_v0.raw_env(illegal_action="raise")
-    env.reset(seed=1)
-    mask = env.observe(env.agent_selection)["action_mask"]
-    illegal = int(np.flatnonzero(mask == 0)[0])
-    with pytest.raises(ValueError, match="illegal action .*legal: "):
-        env.step(illegal)
-
-
 def test_blind_suit_naming_hides_the_hand():
     seed = next(s for s in range(500) if CraitsGame(seed=s).phase_id == BLIND_SUIT)
     env = craits_v0.raw_env()

@@ -253,25 +253,6 @@ def test_points_reward_is_paid_at_the_end_only():
         assert totals[agent] == pytest.approx((scores[seat] - (sum(scores) - scores[seat]) / 3) / REWARD_SCALE)
 
 
-def test_illegal_action_penalty_ends_the_game():
-    env = pairs_draft_v0.raw_env()
-    env.reset(seed=1)
-    agent = env.agent_selection
-    illegal = int(np.flatnonzero(env.observe(agent)["action_mask"] == 0)[0])
-    env.step(illegal)
-    assert all(env.terminations.values())
-    assert env.rewards[agent] == -1 and all(r == 0 for a, r in env.rewards.items() if a != agent)
-    assert env.infos[agent]["illegal_action"]
-
-
-def test_illegal_action_can_raise():
-    env = pairs_draft_v0.raw_env(illegal_action="raise")
-    env.reset(seed=1)
-    illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
-    with pytest.raises(ValueError, match=f"illegal action 'pick {illegal + 1}'.*legal: pick"):
-        env.step(illegal)
-
-
 def test_render_modes(capsys):
     env = pairs_draft_v0.env(render_mode="ansi")
     env.reset(seed=0)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bot import HeuristicBot
 from .env import DIRECTION, HAND, OTHERS, PHASE, SLOT_SIZE
 from .game import (CARD_POINTS, EIGHT, FIVE, FOUR, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
                    UNANNOUNCED)
@@ -17,21 +18,11 @@ BLIND = PHASE + 2
 CRANK_PHASE = PHASE + 4
 
 
-class CraitsHeuristic:
-    """``act(observation, action_mask) -> action``; stateless, so one instance serves every seat."""
-
-    name = "heuristic"
-
+class CraitsHeuristic(HeuristicBot):
     def __init__(self, rules: Rules = Rules()):
-        self.rules = rules
+        self.rules = rules  # the seven's target decides whom a 7 hits
 
-    def reset(self) -> None:
-        pass
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = np.flatnonzero(action_mask)
-        if len(legal) == 1:
-            return int(legal[0])
+    def choose(self, observation: np.ndarray, legal: np.ndarray) -> int:
         hand = np.flatnonzero(observation[HAND:HAND + 52])
         if legal[0] >= SUIT_ACTION:
             return self._name_suit(legal, hand, observation[BLIND] > 0)

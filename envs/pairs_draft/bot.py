@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..bot import HeuristicBot
+
 from .env import (COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, PAIRED, PHASE, SEAT_SIZE, SEATS, START, TRICK, TRICK_SLOT,
                   UNSEEN, results)
 from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, PairsDraftGame
@@ -35,18 +37,8 @@ def _counts(observation, start: int) -> np.ndarray:
     return np.rint(observation[start:start + NUM_ACTIONS] * COUNT_SCALE).astype(np.int64)
 
 
-class PairsDraftHeuristic:
-    """``act(observation, action_mask) -> action``; stateless, so one instance serves every seat."""
-
-    name = "heuristic"
-
-    def reset(self) -> None:
-        pass
-
-    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
-        legal = np.flatnonzero(action_mask)
-        if len(legal) == 1:
-            return int(legal[0])
+class PairsDraftHeuristic(HeuristicBot):
+    def choose(self, observation: np.ndarray, legal: np.ndarray) -> int:
         if observation[DRAFT_PHASE] > 0:
             values = self._draft_values(_counts(observation, HAND))
         elif observation[DISCARD_PHASE] > 0:
