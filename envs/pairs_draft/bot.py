@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..bot import HeuristicBot
-
 from .env import (COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, PAIRED, PHASE, SEAT_SIZE, SEATS, START, TRICK, TRICK_SLOT,
                   UNSEEN, results)
 from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, PairsDraftGame
