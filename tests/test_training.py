@@ -201,3 +201,13 @@ def test_checkpoint_for_another_game_or_configuration_is_refused(tmp_path):
 def test_bad_agent_spec_is_named():
     with pytest.raises(ValueError, match="unknown agent 'heuristc'"):
         make_agent("heuristc", make_raw_env("craits_v0"), "craits_v0", {})
+
+
+def test_stochastic_policy_agent_samples_the_masked_softmax(tmp_path):
+    np.savez(tmp_path / "policy.npz", layer_0_weight=np.zeros((2, 3)), layer_0_bias=np.zeros(2),
+             action_weight=np.zeros((4, 2)), action_bias=np.log([1.0, 2.0, 3.0, 4.0]))
+    (tmp_path / "meta.json").write_text(json.dumps({"format_version": 1, "activation": "tanh", "hidden_sizes": [2]}))
+    agent = PolicyAgent(tmp_path, deterministic=False, seed=0)
+    counts = np.bincount([agent.act(np.zeros(3), np.array([1, 0, 1, 1])) for _ in range(8000)], minlength=4)
+    np.testing.assert_allclose(counts / counts.sum(), [1 / 8, 0, 3 / 8, 4 / 8], atol=0.02)
+    assert PolicyAgent(tmp_path).act(np.zeros(3), np.array([1, 1, 1, 0])) == 2  # deterministic: best legal

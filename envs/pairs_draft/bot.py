@@ -16,7 +16,7 @@ import numpy as np
 from ..bot import HeuristicBot
 from .env import (COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, PAIRED, PHASE, SEAT_SIZE, SEATS, START, TRICK, TRICK_SLOT,
                   UNSEEN, results)
-from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, PairsDraftGame
+from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, Play, take_round
 
 DRAFT_PHASE, DISCARD_PHASE = PHASE, PHASE + 1
 _NUMBERS = np.arange(1, NUM_ACTIONS + 1)
@@ -77,18 +77,18 @@ class PairsDraftHeuristic(HeuristicBot):
         pool = max(int(unseen.sum()), 1)
         keep = KEEP * np.minimum(unseen, 3) / 3 * (hand_sizes[0] > 1)
         values = np.full(NUM_ACTIONS, -np.inf)
+        forced = bool(paired[legal].all())  # a legal paired number is a forced card
         if not later:  # last to play: the outcome of each card is known
             for a in legal:
-                up, down = self._outcome(trick, start, int(a) + 1)
+                up, down = self._outcome(trick, start, int(a) + 1, forced)
                 values[a] = up * gains[a] - down - keep[a]
             return values
 
-        forced_on_table = sum(forced for _, forced in trick)
-        unpaired = [FORCED_VALUE if forced else n for n, forced in trick
-                    if (forced_on_table == 1 if forced else not paired[n - 1])]
+        forced_on_table = sum(was_forced for _, was_forced in trick)
+        unpaired = [FORCED_VALUE if was_forced else n for n, was_forced in trick
+                    if (forced_on_table == 1 if was_forced else not paired[n - 1])]
         has_pair = paired.any() or forced_on_table > 1
-        on_table = {n for n, forced in trick if not forced}
-        forced = bool(paired[legal].all())
+        on_table = {n for n, was_forced in trick if not was_forced}
         for a in legal:
             n = int(a) + 1
             if not forced and n in on_table and not paired[a]:
@@ -106,19 +106,13 @@ class PairsDraftHeuristic(HeuristicBot):
         return values
 
     @staticmethod
-    def _outcome(trick, start: int, number: int) -> tuple[int, int]:
-        """(face-up cards, face-down cards) this seat (slot 0) gets by playing ``number`` last:
-        the engine's own rule (2.4), on a position of one-card hands."""
-        hands = [[] for _ in range(NUM_PLAYERS)]
-        for i, (n, _) in enumerate(trick):
-            hands[(start + i) % NUM_PLAYERS].append(n)
-        hands[0].append(number)
-        game = PairsDraftGame.from_position(hands, start)
-        for i in range(NUM_PLAYERS):
-            game.apply(hands[(start + i) % NUM_PLAYERS][0] - 1)
+    def _outcome(trick, start: int, number: int, forced: bool) -> tuple[int, int]:
+        """(face-up cards, face-down cards) this seat (slot 0) gets by playing ``number`` last,
+        by the engine's own rule (2.4)."""
+        plays = [Play((start + i) % NUM_PLAYERS, n, f) for i, (n, f) in enumerate(trick)]
         up = down = 0
-        for taken in game.previous_trick():
-            if taken.taker == 0:
-                up += taken.face_up
-                down += not taken.face_up
+        for taker, face_up in take_round(plays + [Play(0, number, forced)]):
+            if taker == 0:
+                up += face_up
+                down += not face_up
         return up, down

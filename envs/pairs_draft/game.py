@@ -97,6 +97,23 @@ def score_cards(face_up: list[int], face_down: int) -> Score:
     return _score_counts(_counts(face_up), face_down)
 
 
+def take_round(plays: list[Play]) -> list[tuple[int, bool]]:
+    """Who takes each card of a complete round, and face up or not (2.4): ``(taker,
+    face_up)`` per play, in play order. Forced cards count 11, so two of them pair."""
+    values = [FORCED_VALUE if play.forced else play.number for play in plays]
+    unpaired = [i for i, value in enumerate(values) if values.count(value) == 1]
+    takers = [(play.seat, True) for play in plays]  # A (no unpaired card): everyone keeps their own
+    if unpaired:
+        high = plays[max(unpaired, key=values.__getitem__)].seat
+        # C (no pair): the lowest keeps its card, the highest takes the rest face down.
+        # B (one pair): the paired cards stay, the higher of the two others takes both.
+        low = min(unpaired, key=values.__getitem__) if len(unpaired) == len(plays) else None
+        for i in unpaired:
+            if i != low:
+                takers[i] = (high, False)
+    return takers
+
+
 class PairsDraftGame(GameEngine):
     """One game of Pairs Draft; ``PairsDraftGame(seed)`` deals and starts the draft."""
 
@@ -319,25 +336,8 @@ class PairsDraftGame(GameEngine):
     def _take_cards(self) -> None:
         """Hand out the round's cards (2.4), then move the start player left."""
         trick = self._trick
-        values = [FORCED_VALUE if play.forced else play.number for play in trick]
-        unpaired = [i for i, value in enumerate(values) if not self._paired >> (value - 1) & 1]
-        takers = [play.seat for play in trick]
-        face_up = [True] * NUM_PLAYERS
-        if len(unpaired) == NUM_PLAYERS:  # C: lowest keeps its card, highest takes the rest
-            low = min(unpaired, key=values.__getitem__)
-            high = trick[max(unpaired, key=values.__getitem__)].seat
-            for i in unpaired:
-                if i != low:
-                    takers[i] = high
-                    face_up[i] = False
-        elif unpaired:  # B: paired cards stay with their owners, the higher other takes both
-            high = trick[max(unpaired, key=values.__getitem__)].seat
-            for i in unpaired:
-                takers[i] = high
-                face_up[i] = False
-        # A (no unpaired card): everyone keeps their own card face up.
         record = []
-        for play, taker, up in zip(trick, takers, face_up):
+        for play, (taker, up) in zip(trick, take_round(trick)):
             (self._face_up if up else self._face_down)[taker][play.number - 1] += 1
             record.append(Taken(play.seat, play.number, play.forced, taker, up))
         self._previous_trick = record
