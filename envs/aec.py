@@ -33,6 +33,7 @@ class CardGameEnv(AECEnv):
     - ``_encode(seat) -> np.ndarray`` the seat's observation vector (float32, ``obs_size``)
     - ``_rewards() -> list[float] | None`` rewards earned by the action just applied
     - ``_episode_over() -> bool``
+    - optionally ``_truncated() -> bool`` and ``rule_args() -> dict``
     """
 
     metadata = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
@@ -124,8 +125,13 @@ class CardGameEnv(AECEnv):
         if self.render_mode == "human":
             self.render()
 
+    def _truncated(self) -> bool:
+        """Whether the episode that just ended was cut short (a safety net) rather than finished."""
+        return False
+
     def _finish(self, rewards, illegal: bool = False) -> None:
-        truncated = getattr(self.game, "deal_truncated", False) and not illegal
+        self._obs_cache = {}
+        truncated = not illegal and self._truncated()
         for a, r in zip(self.agents, rewards):
             self.rewards[a] = r
             self._cumulative_rewards[a] += r

@@ -196,3 +196,13 @@ def test_same_seed_same_game_and_copy_is_independent():
     while twin.legal_actions() and not twin.game_over:
         twin.apply(rng.choice(twin.legal_actions()))
     assert a.render() == before and twin.game_over
+
+
+def test_safety_net_cut_reports_a_truncation():
+    env = craits_v0.raw_env()
+    env.reset(seed=3)
+    env.game.deal_actions = 9_999  # one action short of the 10,000-action safety net
+    obs = env.observe(env.agent_selection)
+    env.step(int(np.flatnonzero(obs["action_mask"])[0]))
+    assert all(env.truncations.values()) and not any(env.terminations.values())
+    assert abs(sum(env.rewards.values())) < 1e-9  # the deal is scored as it stands, zero-sum

@@ -143,6 +143,9 @@ class raw_env(CardGameEnv):
         game = self.game
         return game.game_over or game.deal_truncated or (self.episode == "deal" and game.deal_over)
 
+    def _truncated(self) -> bool:
+        return self.game.deal_truncated
+
     def _rewards(self):
         game = self.game
         if self.reward == "win":
