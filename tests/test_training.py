@@ -69,7 +69,9 @@ class RecordingPool:
 
 @pytest.mark.parametrize("env_id, args", [("craits_v0", {"num_players": 3, "episode": "deal"}),
                                           ("craits_v0", {"partnership": True, "deals": [4, 3]}),
-                                          ("craits_v0", {"num_players": 2, "reward": "win", "deals": [3, 2]})])
+                                          ("craits_v0", {"num_players": 2, "reward": "win", "deals": [3, 2]}),
+                                          ("craits_v0", {"num_players": 5, "deals": [1, 1, 2]}),
+                                          ("pairs_draft_v0", {})])
 def test_learner_reward_is_its_own_aec_reward(env_id, args):
     """Summed over an episode, step() rewards equal the learner seat's AEC rewards, all of them
     (those arriving on opponents' moves and at the end included)."""
@@ -84,11 +86,16 @@ def test_learner_reward_is_its_own_aec_reward(env_id, args):
         for agent, r in raw.rewards.items():
             aec_total[agent] = aec_total.get(agent, 0.0) + r
 
-    raw.step = step
+    original_reset = raw.reset
+
+    def reset(seed=None, options=None):  # an episode discarded before the learner moved counts for nothing
+        aec_total.clear()
+        original_reset(seed=seed, options=options)
+
+    raw.step, raw.reset = step, reset
     rng = random.Random(0)
     nonzero = 0
     for episode in range(12):
-        aec_total.clear()
         obs, info = env.reset(seed=episode)
         total, done = 0.0, False
         while not done:

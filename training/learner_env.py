@@ -95,10 +95,11 @@ class LearnerEnv(gymnasium.Env):
         self.observation_space = space["observation"]
         self.action_space = self.raw.action_space(agents[0])
         self.learner_seat = learner_seat
-        self.partnership = getattr(getattr(self.raw, "rules", None), "partnership", False)
+        self.partnership = self.raw.rule_args().get("partnership", False)
         self.partner = partner
         self.rng = np.random.default_rng(seed)
         self._seated = {}
+        self._pending = 0.0
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
@@ -118,16 +119,18 @@ class LearnerEnv(gymnasium.Env):
             for agent in self._seated.values():
                 if agent is not None:
                     agent.reset()
-            self._advance()
-            # An episode that ends before the learner's first move (say, a one-card deal
-            # won by an earlier seat) holds no decision to learn from: deal another.
+            # Rewards paid before the learner's first move (a one-card deal won by an earlier
+            # seat, say) are added to its first step's reward, so none is lost; an episode
+            # that ends before the learner moves at all holds no decision: deal another.
+            self._pending = self._advance()
             if not self._done():
                 return self._obs(), {"learner_seat": seat}
 
     def step(self, action):
         raw = self.raw
         raw.step(int(action))
-        reward = raw.rewards[self.learner] + self._advance()
+        reward = self._pending + raw.rewards[self.learner] + self._advance()
+        self._pending = 0.0
         done = self._done()
         truncated = done and raw.truncations[self.learner]
         return self._obs(), float(reward), done and not truncated, truncated, {}
