@@ -183,6 +183,9 @@ def _check(config: Config) -> None:
         entry = entry if isinstance(entry, PoolEntry) else _build(PoolEntry, entry, f"opponents.pool[{i}]")
         if entry.weight < 0:
             raise ConfigError(f"config key 'opponents.pool[{i}].weight' must be >= 0, got {entry.weight!r}")
+        if entry.agent not in ("random", "heuristic", "self_play") and not (Path(entry.agent) / "meta.json").is_file():
+            raise ConfigError(f"config key 'opponents.pool[{i}].agent' is {entry.agent!r}: use random, heuristic, "
+                              f"self_play or a checkpoint folder (one with a meta.json)")
         entries.append(entry)
     if not entries or sum(e.weight for e in entries) <= 0:
         raise ConfigError("config key 'opponents.pool' needs at least one entry with weight > 0")
