@@ -121,7 +121,7 @@ class RunCallback:
             def _on_training_start(self) -> None:
                 from tqdm import tqdm
                 self.bar = tqdm(total=config.training.total_timesteps, initial=self.num_timesteps, unit="step",
-                                desc=config.output.name, dynamic_ncols=True)
+                                desc=config.output.name, dynamic_ncols=True, mininterval=1.0)
 
             def _on_training_end(self) -> None:
                 self.close()
