@@ -219,3 +219,23 @@ def test_stochastic_policy_agent_samples_the_masked_softmax(tmp_path):
     counts = np.bincount([agent.act(np.zeros(3), np.array([1, 0, 1, 1])) for _ in range(8000)], minlength=4)
     np.testing.assert_allclose(counts / counts.sum(), [1 / 8, 0, 3 / 8, 4 / 8], atol=0.02)
     assert PolicyAgent(tmp_path).act(np.zeros(3), np.array([1, 1, 1, 0])) == 2  # deterministic: best legal
+
+
+def test_cli_trains_shows_and_compares(tmp_path, capsys):
+    config = tiny(tmp_path, **{"training.total_timesteps": 256})
+    path = tmp_path / "tiny.yaml"
+    from training.config import dump_config
+    path.write_text(dump_config(config))
+    train_module.main(["--config", str(path), "--show", "--compare", "--compare-games", "2"])
+    out = capsys.readouterr().out
+    assert "(seat 0) against the heuristic" in out and "game over" in out
+    assert out.count(str(config.run_dir / "checkpoint")) >= 2 and "win share" in out
+    train_module.main(["--config", str(path)])  # the same name again: a new folder, nothing overwritten
+    assert (tmp_path / "run-2" / "checkpoint" / "meta.json").is_file()
+
+
+def test_cli_reports_config_errors_without_a_traceback(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("algorithm:\n  n_step: 64\n")
+    with pytest.raises(SystemExit, match="unknown config key 'algorithm.n_step'"):
+        train_module.main(["--config", str(path)])

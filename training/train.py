@@ -227,17 +227,17 @@ def print_summary(run_dir: Path) -> None:
                   f" mean score {r['mean_score']:.2f} over {r['games']} games")
 
 
-def compare(config: Config, new: Path, others: list[str]) -> None:
+def compare(config: Config, new: Path, others: list[str], games: int) -> None:
     """The new bot beside other checkpoints, each in one seat against the heuristic, then
-    random, in every other seat (duplicate format, the config's ``eval_games`` sets)."""
+    random, in every other seat (duplicate format, ``games`` sets)."""
     from .evaluate import evaluate
     from .games import make_raw_env
     seats = len(make_raw_env(config.env.id, **config.env.args).possible_agents)
     print(f"\n{'bot':<40} {'opponents':<10} {'win share':>9} {'95% CI':>13} {'even':>5} {'mean score':>10}")
     for bot in [str(new)] + others:
         for opponent in ("heuristic", "random"):
-            result = evaluate(config.env.id, dict(config.env.args), [bot] + [opponent] * (seats - 1),
-                              config.checkpoints.eval_games, seed=20_000, processes=min(os.cpu_count() or 1, 4))
+            result = evaluate(config.env.id, dict(config.env.args), [bot] + [opponent] * (seats - 1), games,
+                              seed=20_000, processes=min(os.cpu_count() or 1, 4))
             r = result["agents"][bot]
             ci = "{:.3f}-{:.3f}".format(*r["win_share_ci95"]) if r["win_share_ci95"] else "n/a"
             print(f"{bot:<40} {opponent:<10} {r['win_share']:>9.3f} {ci:>13} {r['even_share']:>5.2f} "
@@ -263,6 +263,8 @@ def main(argv=None):
                         help="override a config value, e.g. --set training.total_timesteps=50000")
     parser.add_argument("--compare", nargs="*", metavar="CHECKPOINT",
                         help="after training, evaluate the new bot and these checkpoints against heuristic and random")
+    parser.add_argument("--compare-games", type=int, default=100, metavar="N",
+                        help="duplicate sets per --compare evaluation (default 100)")
     parser.add_argument("--show", action="store_true", help="after training, print a game of the new bot")
     args = parser.parse_args(argv)
     try:
@@ -281,7 +283,7 @@ def main(argv=None):
     if args.show:
         show(config, run_dir / "checkpoint")
     if args.compare is not None:
-        compare(config, run_dir / "checkpoint", args.compare)
+        compare(config, run_dir / "checkpoint", args.compare, args.compare_games)
 
 
 if __name__ == "__main__":
