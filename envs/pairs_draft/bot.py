@@ -11,16 +11,17 @@ cards that can still pair for later rounds.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..bot import HeuristicBot
 from .env import (COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, PAIRED, PHASE, SEAT_SIZE, SEATS, START, TRICK, TRICK_SLOT,
-                  UNSEEN, results)
-from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, Play, take_round
+                  UNSEEN, result)
+from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, Play, score_counts, take_round
 
 DRAFT_PHASE, DISCARD_PHASE = PHASE, PHASE + 1
 _NUMBERS = np.arange(1, NUM_ACTIONS + 1)
-_EYE = np.eye(NUM_ACTIONS, dtype=np.int64)
 # Draft: value of a card by the copies of its number already held (0, 1, 2, ...), less
 # LOW_PREFERENCE per point of the number. Tuned against uniform random play, where low
 # cards are worth most.
@@ -58,51 +59,51 @@ class PairsDraftHeuristic(HeuristicBot):
     # -- rounds -----------------------------------------------------------------------
 
     def _play_values(self, observation, legal) -> np.ndarray:
-        hand = _counts(observation, HAND)
-        unseen = np.maximum(_counts(observation, UNSEEN), 0)  # may be in the others' hands
+        # Plain Python over a few numbers: numpy's per-call cost dominated on 10-element arrays.
+        hand = _counts(observation, HAND).tolist()
+        unseen = [max(u, 0) for u in _counts(observation, UNSEEN).tolist()]  # may be in the others' hands
         seats = np.rint(observation[SEATS:].reshape(NUM_PLAYERS, SEAT_SIZE) * COUNT_SCALE).astype(np.int64)
-        face_up, face_down, hand_sizes = seats[0, :NUM_ACTIONS], seats[0, FACE_DOWN], seats[:, HAND_SIZE]
+        face_up, face_down, hand_sizes = seats[0, :NUM_ACTIONS].tolist(), int(seats[0, FACE_DOWN]), seats[:, HAND_SIZE]
         start = int(np.argmax(observation[START:START + NUM_PLAYERS]))
-        trick = []  # (number, forced) in play order
-        for i in range(NUM_PLAYERS):
-            slot = observation[TRICK + i * TRICK_SLOT:TRICK + (i + 1) * TRICK_SLOT]
-            if not slot[:NUM_ACTIONS].any():
-                break
-            trick.append((int(np.argmax(slot[:NUM_ACTIONS])) + 1, bool(slot[NUM_ACTIONS])))
-        paired = observation[PAIRED:PAIRED + NUM_ACTIONS] > 0
+        slots = observation[TRICK:TRICK + NUM_PLAYERS * TRICK_SLOT].reshape(NUM_PLAYERS, TRICK_SLOT)
+        played = slots[:, :NUM_ACTIONS].any(axis=1).tolist()
+        trick = [(n + 1, f > 0) for n, f, p in zip(slots[:, :NUM_ACTIONS].argmax(axis=1).tolist(),
+                                                   slots[:, NUM_ACTIONS].tolist(), played) if p]  # (number, forced)
+        paired = (observation[PAIRED:PAIRED + NUM_ACTIONS] > 0).tolist()
         later = [(start + i) % NUM_PLAYERS for i in range(len(trick) + 1, NUM_PLAYERS)]  # slots after this seat
+        later_sizes = [int(hand_sizes[s]) for s in later]
 
-        gains = results(face_up + _EYE, face_down) - results(face_up[None], face_down) + FACE_UP_BASE
-        gains += SET_GROWTH * np.clip(hand - 1, 0, 2)
-        pool = max(int(unseen.sum()), 1)
-        keep = KEEP * np.minimum(unseen, 3) / 3 * (hand_sizes[0] > 1)
+        now = result(score_counts(face_up, face_down))
+        pool = max(sum(unseen), 1)
+        can_keep = hand_sizes[0] > 1
         values = np.full(NUM_ACTIONS, -np.inf)
-        forced = bool(paired[legal].all())  # a legal paired number is a forced card
-        if not later:  # last to play: the outcome of each card is known
-            for a in legal:
-                up, down = self._outcome(trick, start, int(a) + 1, forced)
-                values[a] = up * gains[a] - down - keep[a]
-            return values
-
+        forced = all(paired[a] for a in legal)  # a legal paired number is a forced card
         forced_on_table = sum(was_forced for _, was_forced in trick)
         unpaired = [FORCED_VALUE if was_forced else n for n, was_forced in trick
                     if (forced_on_table == 1 if was_forced else not paired[n - 1])]
-        has_pair = paired.any() or forced_on_table > 1
+        has_pair = any(paired) or forced_on_table > 1
         on_table = {n for n, was_forced in trick if not was_forced}
-        for a in legal:
-            n = int(a) + 1
-            if not forced and n in on_table and not paired[a]:
-                values[a] = gains[a] + PAIR_NOW - keep[a]  # pairs now: face up for sure
-                continue
-            value = FORCED_VALUE if forced else n
-            p_pair = 0.0 if forced else 1.0 - np.prod([(1 - unseen[a] / pool) ** hand_sizes[s] for s in later])
-            p_higher = unseen[n:].sum() / pool if not forced else 0.0  # one later card beats it
-            p_highest = (not unpaired or value > max(unpaired)) * (1 - p_higher) ** len(later)
-            lowest_now = not has_pair and (not unpaired or value < min(unpaired))
-            p_lowest = lowest_now * (1 - unseen[:a].sum() / pool) ** len(later)
-            down = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
-            values[a] = (p_pair * gains[a] + (1 - p_pair) * (p_lowest * gains[a] - p_highest * down)
-                         - keep[a])
+        for a in legal.tolist():
+            n = a + 1
+            face_up[a] += 1
+            gain = (result(score_counts(face_up, face_down)) - now + FACE_UP_BASE
+                    + SET_GROWTH * min(max(hand[a] - 1, 0), 2))
+            face_up[a] -= 1
+            keep = KEEP * min(unseen[a], 3) / 3 * can_keep
+            if not later:  # last to play: the outcome of each card is known
+                up, down = self._outcome(trick, start, n, forced)
+                values[a] = up * gain - down - keep
+            elif not forced and n in on_table and not paired[a]:
+                values[a] = gain + PAIR_NOW - keep  # pairs now: face up for sure
+            else:
+                value = FORCED_VALUE if forced else n
+                p_pair = 0.0 if forced else 1.0 - math.prod((1 - unseen[a] / pool) ** k for k in later_sizes)
+                p_higher = 0.0 if forced else sum(unseen[n:]) / pool  # one later card beats it
+                p_highest = (not unpaired or value > max(unpaired)) * (1 - p_higher) ** len(later)
+                lowest_now = not has_pair and (not unpaired or value < min(unpaired))
+                p_lowest = lowest_now * (1 - sum(unseen[:a]) / pool) ** len(later)
+                down = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
+                values[a] = (p_pair * gain + (1 - p_pair) * (p_lowest * gain - p_highest * down)) - keep
         return values
 
     @staticmethod

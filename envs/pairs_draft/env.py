@@ -93,7 +93,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..aec import CardGameEnv, wrap, zero_sum_win_rewards
-from .game import COPY_POINTS, DECK, DRAFT_PICKS, KIND_POINTS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame
+from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score
 
 OBS_SIZE = 206
 (PHASE, PICK, ROUND, START, HAND, PACK, PASSED_PACKS, OTHERS_PICKS, DISCARD, TRICK, PAIRED, PLAYED, UNSEEN,
@@ -108,9 +108,6 @@ INSTANT_WIN_BONUS = 100
 REWARD_SCALE = 20.0
 
 _COPIES = np.bincount(np.array(DECK) - 1, minlength=NUM_ACTIONS)  # copies of each number in the deck
-# The engine's scoring tables (2.5) as arrays, for vectorised scoring; the instant-win rows add 0.
-_KIND_POINTS = np.array(KIND_POINTS + (0,))  # by distinct numbers face up (10 wins)
-_COPY_POINTS = np.array(COPY_POINTS + (0,) * (NUM_ACTIONS + 1 - len(COPY_POINTS)))  # by copies of one number (5+ win)
 _ROTATIONS = (np.arange(NUM_PLAYERS)[:, None] + np.arange(NUM_PLAYERS)) % NUM_PLAYERS  # [observer, slot] -> seat
 
 
@@ -148,23 +145,9 @@ def _build_base_rows() -> np.ndarray:
 _BASE_ROWS = _build_base_rows()
 
 
-def seat_results(game: PairsDraftGame) -> np.ndarray:
-    """Every seat's result, what the points reward compares."""
-    face_up = np.array([game.face_up_counts(s) for s in range(NUM_PLAYERS)])
-    face_down = np.array([sum(game.face_down_counts(s)) for s in range(NUM_PLAYERS)])
-    return results(face_up, face_down)
-
-
-def results(face_up: np.ndarray, face_down) -> np.ndarray:
-    """Results of rows of face-up counts (rows × 10) with ``face_down`` cards face down:
-    points (2.5) plus ``INSTANT_WIN_BONUS`` for an instant win."""
-    instant = (np.count_nonzero(face_up, axis=1) == NUM_ACTIONS) | (face_up.max(axis=1) >= 5)
-    return _points(face_up, face_down) + INSTANT_WIN_BONUS * instant
-
-
-def _points(face_up: np.ndarray, face_down):
-    """Points (2.5) of rows of face-up counts (rows × 10); an instant win adds nothing."""
-    return _COPY_POINTS[face_up].sum(axis=1) + _KIND_POINTS[np.count_nonzero(face_up, axis=1)] - face_down
+def result(score: Score) -> int:
+    """What the points reward compares: points, plus ``INSTANT_WIN_BONUS`` for an instant win."""
+    return score.points + INSTANT_WIN_BONUS * score.instant_win
 
 
 class raw_env(CardGameEnv):
@@ -217,7 +200,7 @@ class raw_env(CardGameEnv):
             return None
         if self.reward == "win":
             return zero_sum_win_rewards(game.winners(), NUM_PLAYERS)
-        results = seat_results(game)
+        results = np.array([result(game.score(seat)) for seat in range(NUM_PLAYERS)], float)
         others_mean = (results.sum() - results) / (NUM_PLAYERS - 1)
         return ((results - others_mean) / REWARD_SCALE).tolist()
 
@@ -240,7 +223,7 @@ class raw_env(CardGameEnv):
                 table = np.empty((NUM_PLAYERS, SEAT_SIZE), np.float32)
                 table[:, :NUM_ACTIONS] = face_up
                 table[:, FACE_DOWN] = face_down
-                table[:, POINTS] = _points(face_up, face_down)
+                table[:, POINTS] = game.scores()
                 in_hand = [sum(game.hand_counts(s)) for s in range(NUM_PLAYERS)]
                 for play in game.current_trick():
                     in_hand[play.seat] += 1

@@ -35,8 +35,8 @@ _ACTIONS = range(NUM_ACTIONS)
 _FORCED_BIT = 1 << (FORCED_VALUE - 1)
 # Points by distinct numbers face up (index; 10 wins instead) and by copies of one
 # number (index; 5 or more win instead).
-KIND_POINTS = (0, 0, 0, 0, 1, 3, 5, 9, 15, 30)
-COPY_POINTS = (0, 0, 2, 6, 20)
+_KIND_POINTS = (0, 0, 0, 0, 1, 3, 5, 9, 15, 30)
+_COPY_POINTS = (0, 0, 2, 6, 20)
 
 
 class Score(NamedTuple):
@@ -72,20 +72,21 @@ def _numbers(counts) -> list[int]:
     return [a + 1 for a in _ACTIONS for _ in range(counts[a])]
 
 
-def _score_counts(face_up_counts, face_down: int) -> Score:
+def score_counts(face_up_counts, face_down: int) -> Score:
+    """Score of face-up cards given as counts per number (index ``number - 1``)."""
     kinds = points = 0
     instant_win = False
     for copies in face_up_counts:
         if copies:
             kinds += 1
-            if copies >= len(COPY_POINTS):
+            if copies >= len(_COPY_POINTS):
                 instant_win = True
             else:
-                points += COPY_POINTS[copies]
+                points += _COPY_POINTS[copies]
     if kinds == NUM_ACTIONS:
         instant_win = True
     else:
-        points += KIND_POINTS[kinds]
+        points += _KIND_POINTS[kinds]
     return Score(points - face_down, instant_win)
 
 
@@ -94,7 +95,7 @@ def score_cards(face_up: list[int], face_down: int) -> Score:
     for n in face_up:
         if not 1 <= n <= NUM_ACTIONS:
             raise ValueError(f"face-up card {n!r} is not a number 1-10")
-    return _score_counts(_counts(face_up), face_down)
+    return score_counts(_counts(face_up), face_down)
 
 
 def take_round(plays: list[Play]) -> list[tuple[int, bool]]:
@@ -237,21 +238,22 @@ class PairsDraftGame(GameEngine):
 
     def scores(self) -> list[int]:
         """Points of every seat from the cards taken so far (final once the game is over)."""
-        return [self._score(seat).points for seat in range(NUM_PLAYERS)]
+        return [self.score(seat).points for seat in range(NUM_PLAYERS)]
 
     def winners(self) -> list[int]:
         """Seats with an instant win, or else with the highest total (2.5); shared on ties."""
         if self._phase != "over":
             raise ValueError(f"no winners yet: the game is in the {self._phase} phase")
-        results = [self._score(seat) for seat in range(NUM_PLAYERS)]
+        results = [self.score(seat) for seat in range(NUM_PLAYERS)]
         instant = [seat for seat, result in enumerate(results) if result.instant_win]
         if instant:
             return instant
         best = max(result.points for result in results)
         return [seat for seat, result in enumerate(results) if result.points == best]
 
-    def _score(self, seat: int) -> Score:
-        return _score_counts(self._face_up[seat], sum(self._face_down[seat]))
+    def score(self, seat: int) -> Score:
+        """The seat's score from what it has taken so far (final once the game is over)."""
+        return score_counts(self._face_up[seat], sum(self._face_down[seat]))
 
     # -- counts for observation encoders: the engine's own lists (index number - 1), not
     # copies, so reading them costs nothing; never mutate them.
@@ -389,7 +391,7 @@ class PairsDraftGame(GameEngine):
             if self._phase not in ("draft", "discard"):
                 parts.append(f"face up [{_joined(self.face_up(seat))}]"
                              f" face down [{_joined(self.face_down(seat))}]"
-                             f" score {self._score(seat).points}")
+                             f" score {self.score(seat).points}")
             if self._discards[seat] is not None:
                 parts.append(f"discarded {self._discards[seat]}")
             lines.append(" ".join(parts))
