@@ -105,7 +105,7 @@ class CardGameEnv(AECEnv):
             rewards[seat] = self.illegal_reward
             self._finish(rewards, illegal=True)
             return
-        game._apply(int(action))  # legality checked above, once
+        game.apply_unchecked(int(action))  # legality checked above, once
         self._obs_cache = {}
         rewards = self._rewards()
         if self._episode_over():

@@ -1,7 +1,9 @@
-"""What every game engine shares: the action-text contract and its error messages.
+"""What every game engine shares: the action contract, legality checked once, and its errors.
 
-An engine subclass defines ``legal_actions()``, ``_apply(action)`` (no validation),
-``action_to_text(a)`` and ``text_to_action(s)``; ``apply`` checks legality once, here.
+An engine subclass defines ``_legal_actions()`` (the legal actions, sorted),
+``_apply(action)`` (no validation), ``action_to_text(a)`` and ``text_to_action(s)``.
+``legal_actions()`` is computed once per state and cached, since an env asks for it twice
+a step (the mask, then the legality check).
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ class IllegalActionError(ValueError):
 
 
 class GameEngine:
-    def legal_actions(self) -> list[int]:  # pragma: no cover - interface
+    _legal: list[int] | None = None  # legal actions of the current state, once computed
+
+    def _legal_actions(self) -> list[int]:  # pragma: no cover - interface
         raise NotImplementedError
 
     def _apply(self, action: int) -> None:  # pragma: no cover - interface
@@ -20,10 +24,21 @@ class GameEngine:
     def action_to_text(self, action: int) -> str:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def legal_actions(self) -> list[int]:
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._legal_actions()
+        return legal
+
     def apply(self, action: int) -> None:
         legal = self.legal_actions()
         if action not in legal:
             raise IllegalActionError(self.illegal_message(action, legal))
+        self.apply_unchecked(action)
+
+    def apply_unchecked(self, action: int) -> None:
+        """Apply an action already known to be legal (the env checks it against the mask)."""
+        self._legal = None
         self._apply(action)
 
     def illegal_message(self, action, legal=None) -> str:

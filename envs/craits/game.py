@@ -97,7 +97,6 @@ class CraitsGame(GameEngine):
         self.game_over = False
         self.deal_truncated = False
         self.last_deal_points: list[int] | None = None
-        self._legal = None
 
     # ------------------------------------------------------------------ deals
     def _start_deal(self) -> None:
@@ -231,13 +230,7 @@ class CraitsGame(GameEngine):
             self._pass_turn()
 
     # ------------------------------------------------------------ public API
-    def legal_actions(self) -> list[int]:
-        legal = self._legal
-        if legal is None:
-            legal = self._legal = self._compute_legal()
-        return legal
-
-    def _compute_legal(self) -> list[int]:
+    def _legal_actions(self) -> list[int]:
         phase = self.phase_id
         if phase == OVER:
             return []
@@ -256,7 +249,6 @@ class CraitsGame(GameEngine):
         return cards
 
     def _apply(self, action: int) -> None:
-        self._legal = None
         self.deal_over = False
         self.deal_truncated = False
         self.deal_actions += 1
@@ -354,7 +346,6 @@ class CraitsGame(GameEngine):
             setattr(new, name, list(getattr(self, name)))
         new.rng = random.Random()
         new.rng.setstate(self.rng.getstate())
-        new._legal = None
         return new
 
     def render(self) -> str:

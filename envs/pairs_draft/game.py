@@ -284,7 +284,7 @@ class PairsDraftGame(GameEngine):
 
     # -- actions -------------------------------------------------------------------
 
-    def legal_actions(self) -> list[int]:
+    def _legal_actions(self) -> list[int]:
         phase = self._phase
         if phase == "play":
             hand = self._hands[self._current]
