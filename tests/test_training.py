@@ -193,6 +193,9 @@ def test_interrupted_run_resumes_without_loss(tmp_path, monkeypatch):
     train_module.main(["--resume", str(config.run_dir)])
     meta = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())
     assert meta["timesteps"] >= 2048
+    assert meta["training_seconds"] > 0
+    train_module.main(["--resume", str(config.run_dir)])  # complete: nothing more to do, nothing changed
+    assert json.loads((config.run_dir / "checkpoint" / "meta.json").read_text()) == meta
     segments = sorted(p.name for p in (config.run_dir / "logs").iterdir())
     assert segments[0] == "from_000000000" and len(segments) == 2 and int(segments[1][5:]) == stopped_at
 

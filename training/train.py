@@ -188,20 +188,26 @@ def train(config: Config, run_dir: Path, resume: bool = False) -> Path:
     else:
         model = new_model(config, venv, run_dir)
     start = int(model.num_timesteps)
+    remaining = config.training.total_timesteps - start
+    if remaining <= 0:
+        venv.close()
+        print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps: nothing to train "
+              f"(raise it with --set training.total_timesteps=...)")
+        return run_dir
     snapshots = run_dir / "snapshots"
     if uses_self_play(config) and not (snapshots.is_dir() and any(snapshots.iterdir())):
         save_snapshot(config, model, run_dir, 0.0)  # the pool needs one before the first reset
     model.set_logger(configure(str(run_dir / "logs" / f"from_{start:09d}"), ["csv", "tensorboard"]))
-    started = time.time()
+    spent = json.loads((run_dir / "checkpoint" / "meta.json").read_text())["training_seconds"] if resume else 0.0
+    started = time.time() - spent  # training time adds up across interruptions
     callback = RunCallback.build(config, run_dir, started)
-    remaining = config.training.total_timesteps - start
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        if remaining > 0:
-            model.learn(remaining, callback=callback, reset_num_timesteps=False)
+        model.learn(remaining, callback=callback, reset_num_timesteps=False)
     except KeyboardInterrupt:
         callback.close()
-        callback.save()
+        save_checkpoint(run_dir / "checkpoint", model, checkpoint_meta(
+            config, model, getattr(callback, "evaluation", None), time.time() - started))
         print(f"\ninterrupted at {model.num_timesteps} timesteps; checkpoint written. Continue with:\n"
               f"  python -m training.train --resume {run_dir}", file=sys.stderr)
         raise SystemExit(130)
