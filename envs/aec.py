@@ -188,6 +188,11 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
     infos = _forwarded("infos")
     _cumulative_rewards = _forwarded("_cumulative_rewards")
 
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            raise AttributeError("last() cannot be called before reset")
+        return self.env.last(observe)
+
 
 def wrap(raw):
     """The classic order checks. Out-of-range and illegal actions are handled by the raw env

@@ -48,3 +48,5 @@ def test_order_is_enforced(module):
     env = module.env()
     with pytest.raises(AttributeError, match="before reset"):
         env.agent_selection
+    with pytest.raises(AttributeError, match="before reset"):
+        env.last()

@@ -104,12 +104,6 @@ def _two_bit_sets(first: int, second: int) -> np.ndarray:
     return np.unpackbits(np.frombuffer((first | second << 52).to_bytes(13, "little"), np.uint8), bitorder="little")
 
 
-def _score(points: int) -> float:
-    """A game score for the network: / 100, clipped to ±10 (pressure penalties double
-    without bound, and one huge input would swamp the others)."""
-    return max(-10.0, min(10.0, points / 100.0))
-
-
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "craits_v0"}
 
@@ -175,14 +169,17 @@ class raw_env(CardGameEnv):
         hands, scores, pressures = game.hand_bits, game.scores_, game.pressures
         lose_turn, announced = game.lose_turn, game.announced
         partner = game.partner(seat)
+        # Game scores / 100, clipped to ±10: pressure penalties double without bound, and one
+        # huge input would swamp the others.
+        score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in scores]
         scalars = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
                    deals[game.deal_index] / 8.0,
-                   hands[seat].bit_count() / 10.0, _score(scores[seat]), pressures[seat] / 10.0, lose_turn[seat]]
+                   hands[seat].bit_count() / 10.0, score[seat], pressures[seat] / 10.0, lose_turn[seat]]
         for k in range(1, n):
             other = (seat + k) % n
             size = hands[other].bit_count()
             scalars += (1.0, size / 10.0, size == 1, announced[other], other == partner,
-                        _score(scores[other]), pressures[other] / 10.0, lose_turn[other])
+                        score[other], pressures[other] / 10.0, lose_turn[other])
         obs[CRANK_COUNT:CRANK_COUNT + len(scalars)] = scalars
         return obs
 
