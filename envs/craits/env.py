@@ -76,6 +76,18 @@ players (random play, say) can be huge; `reward="win"` is bounded.
 
 A deal cut by the 10,000-action safety net ends the episode with ``truncations`` set.
 
+## Rule decisions (RULES.md leaves these open; implemented exactly)
+
+- A 10 with 2 players changes nothing (the direction is not flipped).
+- Stalemate: `draw` actions in a row that obtained no card (empty stock and nothing to
+  reshuffle, or pressure instead) are counted; playing or drawing a card resets the count;
+  when it reaches the number of players the deal ends and is scored as it stands.
+- A deal is cut after 10,000 actions (scored as it stands, reported as a truncation).
+- A missed announcement's lost turn is used up by the next time the turn would reach the
+  player, also through a 4's extra turn with 2 players; a player skipped by a 4 keeps it.
+- Each deal's cards come from a generator seeded by the game seed and the deal number, so
+  a deal is the same whatever happened before it (duplicate evaluation relies on this).
+
 ## Version history
 - v0: first release.
 """

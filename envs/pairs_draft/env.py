@@ -85,6 +85,13 @@ three results) / `REWARD_SCALE` (20; random play gives a standard deviation of a
 an instant win about +5). `reward="win"`: +1 split among the winners (instant winners,
 or else the highest points; ties share) and −1 split among the rest.
 
+## Rule decisions (RULES.md leaves these open; implemented exactly)
+
+- Two forced cards (two 11s) form a pair of 11s.
+- Winners: every player with an instant win (10 distinct numbers, or 5 copies of a number,
+  face up) shares the win; otherwise the highest total wins, ties share.
+- The start player moves one seat left after every round, the last included.
+
 ## Version history
 - v0: first release.
 """
