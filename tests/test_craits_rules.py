@@ -1026,3 +1026,26 @@ def test_copy_is_independent():
     act(c, "play KH")
     assert hand(g, 0) == {"KH", "QH"} and g.current_player == 0 and g.top == "7H"
     assert c.top == "KH"
+
+
+# ---------------------------------------------------------------- documented decisions
+def test_decision_lost_turn_is_used_up_by_a_fours_extra_turn_with_two_players():
+    rules = Rules.preset("craits", announce="action")
+    g = CraitsGame.from_position(rules, [["4C", "KD"], ["QH", "JH"]], top="5C", stock=["2D", "3D", "6S"])
+    g.apply(g.text_to_action("play 4C unannounced"))  # draws 2 first, then the 4 gives seat 0 another turn...
+    assert g.hand(0) == ["2D", "3D", "KD"]
+    assert g.current_player == 1 and not g.lose_turn[0]  # ...which the lost turn takes
+
+
+def test_decision_a_player_skipped_by_a_four_keeps_the_lost_turn():
+    rules = Rules.preset("craits", announce="action")
+    g = CraitsGame.from_position(rules, [["4C", "9S", "KS"], ["5C", "KH"], ["JC", "QD", "QS"]], top="5D",
+                                 stock=["2D", "3D", "6H", "7H", "TD", "TH"], to_play=1)
+    g.apply(g.text_to_action("play 5C unannounced"))  # seat 1 draws 2, owes a turn; the 5 makes 2 and 0 draw
+    assert g.lose_turn[1] and g.current_player == 2
+    g.apply(g.text_to_action("play JC"))
+    g.apply(g.text_to_action("play 4C"))  # skips seat 1: the turn never reached it
+    assert g.current_player == 2 and g.lose_turn[1]
+    act(g, "draw")  # seat 2 holds no club, no 4 and no wild
+    act(g, "play 9S", "suit S")  # seat 0; the turn would now reach seat 1...
+    assert g.current_player == 2 and not g.lose_turn[1]  # ...and passes over it, once
