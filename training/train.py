@@ -76,7 +76,7 @@ def checkpoint_meta(config: Config, model, evaluation, seconds: float) -> dict:
             "run": config.output.name, "training_seconds": round(seconds, 1)}
 
 
-def evaluate_checkpoint(config: Config, path: Path, games: int) -> dict:
+def evaluate_checkpoint(config: Config, path, games: int, seed: int, processes: int = 1) -> dict:
     """The checkpoint in one seat, the heuristic (then random) in all others, duplicate format."""
     from .evaluate import evaluate
     from .games import make_raw_env
@@ -84,7 +84,7 @@ def evaluate_checkpoint(config: Config, path: Path, games: int) -> dict:
     out = {}
     for opponent in ("heuristic", "random"):
         result = evaluate(config.env.id, dict(config.env.args), [str(path)] + [opponent] * (seats - 1), games,
-                          seed=10_000 + config.training.seed)
+                          seed=seed, processes=processes)
         mine = result["agents"][str(path)]
         out[opponent] = {k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score")}
         out[opponent]["games"] = result["games"]
@@ -151,7 +151,7 @@ class RunCallback:
 
             def run_evaluation(self):
                 path = self.save()
-                self.evaluation = evaluate_checkpoint(config, path, cp.eval_games)
+                self.evaluation = evaluate_checkpoint(config, path, cp.eval_games, seed=10_000 + config.training.seed)
                 self.evaluation["timesteps"] = int(self.num_timesteps)
                 self.save()
                 with open(run_dir / "evaluations.jsonl", "a") as f:
@@ -235,16 +235,11 @@ def print_summary(run_dir: Path) -> None:
 
 def compare(config: Config, new: Path, others: list[str], games: int) -> None:
     """The new bot beside other checkpoints, each in one seat against the heuristic, then
-    random, in every other seat (duplicate format, ``games`` sets)."""
-    from .evaluate import evaluate
-    from .games import make_raw_env
-    seats = len(make_raw_env(config.env.id, **config.env.args).possible_agents)
+    random, in every other seat (duplicate format, ``games`` sets, the same deals for all)."""
     print(f"\n{'bot':<40} {'opponents':<10} {'win share':>9} {'95% CI':>13} {'even':>5} {'mean score':>10}")
     for bot in [str(new)] + others:
-        for opponent in ("heuristic", "random"):
-            result = evaluate(config.env.id, dict(config.env.args), [bot] + [opponent] * (seats - 1), games,
-                              seed=20_000, processes=min(os.cpu_count() or 1, 4))
-            r = result["agents"][bot]
+        results = evaluate_checkpoint(config, bot, games, seed=20_000, processes=min(os.cpu_count() or 1, 4))
+        for opponent, r in results.items():
             ci = "{:.3f}-{:.3f}".format(*r["win_share_ci95"]) if r["win_share_ci95"] else "n/a"
             print(f"{bot:<40} {opponent:<10} {r['win_share']:>9.3f} {ci:>13} {r['even_share']:>5.2f} "
                   f"{r['mean_score']:>10.2f}")
