@@ -38,8 +38,12 @@ def make_vec_env(config: Config, run_dir: Path):
     opp = config.opponents
     env_args = dict(config.env.args)
 
+    subprocesses = config.vec.subprocesses and config.vec.n_envs > 1
+
     def factory(rank: int):
         def make():
+            if subprocesses:  # Ctrl-C is the main process's to handle: it checkpoints, then closes the workers
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             def pool(raw):
                 return OpponentPool(opp.pool, config.env.id, env_args, raw, snapshot_dir=run_dir / "snapshots",
                                     latest_weight=opp.self_play.latest_weight, window=opp.self_play.window,
@@ -49,7 +53,7 @@ def make_vec_env(config: Config, run_dir: Path):
         return make
 
     factories = [factory(i) for i in range(config.vec.n_envs)]
-    venv = SubprocVecEnv(factories) if config.vec.subprocesses and config.vec.n_envs > 1 else DummyVecEnv(factories)
+    venv = SubprocVecEnv(factories) if subprocesses else DummyVecEnv(factories)
     venv.seed(config.training.seed)
     return VecMonitor(venv)
 
@@ -206,6 +210,9 @@ def train(config: Config, run_dir: Path, resume: bool = False) -> Path:
         model.learn(remaining, callback=callback, reset_num_timesteps=False)
     except KeyboardInterrupt:
         callback.close()
+        # An interrupted step can leave the subprocess workers' replies half read, and
+        # SubprocVecEnv.close() would wait for them forever: skip that wait.
+        getattr(venv, "venv", venv).waiting = False
         save_checkpoint(run_dir / "checkpoint", model, checkpoint_meta(
             config, model, getattr(callback, "evaluation", None), time.time() - started))
         print(f"\ninterrupted at {model.num_timesteps} timesteps; checkpoint written. Continue with:\n"
