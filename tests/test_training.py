@@ -242,3 +242,9 @@ def test_cli_reports_config_errors_without_a_traceback(tmp_path):
     path.write_text("algorithm:\n  n_step: 64\n")
     with pytest.raises(SystemExit, match="unknown config key 'algorithm.n_step'"):
         train_module.main(["--config", str(path)])
+
+
+def test_subprocess_envs_train(tmp_path):
+    config = tiny(tmp_path, **{"training.total_timesteps": 256, "vec.subprocesses": True})
+    ckpt = train_module.train(config, config.run_dir) / "checkpoint"
+    assert json.loads((ckpt / "meta.json").read_text())["timesteps"] >= 256
