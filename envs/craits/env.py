@@ -3,7 +3,7 @@
 
 A Crazy-Eights-family shedding game with card powers, "the crank" (a chain of A and 2
 that makes the first player without one draw the count), a last-card announcement, and a
-game of 15 deals with hand sizes 8…1…8. Rules: ``RULES.md`` section 1; engine:
+game of 15 deals with hand sizes 8…1…8. Rules: ``envs/RULES.md`` section 1; engine:
 ``envs.craits.game``.
 
 ```python

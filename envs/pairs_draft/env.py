@@ -5,7 +5,7 @@ A 4-player game for the Pairs deck (one 1, two 2s, … ten 10s): draft 11 cards 
 passed to the left, discard one face down, then play 10 rounds in which playing the same
 number as another player (a *pair*) keeps your card face up, while the highest unpaired
 card takes the others face down (−1 each). Face-up cards score by distinct numbers and by
-copies of one number; 10 distinct numbers or 5 copies win at once. Rules: ``RULES.md``
+copies of one number; 10 distinct numbers or 5 copies win at once. Rules: ``envs/RULES.md``
 section 2; engine: ``envs.pairs_draft.game``.
 
 ```python
