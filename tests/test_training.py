@@ -248,3 +248,20 @@ def test_subprocess_envs_train(tmp_path):
     config = tiny(tmp_path, **{"training.total_timesteps": 256, "vec.subprocesses": True})
     ckpt = train_module.train(config, config.run_dir) / "checkpoint"
     assert json.loads((ckpt / "meta.json").read_text())["timesteps"] >= 256
+
+
+@pytest.mark.parametrize("partner, both", [("learner", True), ("pool", False)])
+def test_partnership_partner_is_the_learner_or_drawn_from_the_pool(partner, both):
+    from training.agents import RandomAgent
+    env = LearnerEnv("craits_v0", {"partnership": True, "deals": [5]}, lambda raw: RecordingPool(RandomAgent(2)),
+                     learner_seat=1, partner=partner, seed=0)
+    acting = set()
+    rng = random.Random(1)
+    for episode in range(3):
+        env.reset(seed=episode)
+        done = False
+        while not done:
+            acting.add(env.raw.agent_selection)
+            _, _, terminated, truncated, _ = env.step(rng.choice(np.flatnonzero(env.action_masks()).tolist()))
+            done = terminated or truncated
+    assert acting == ({"player_1", "player_3"} if both else {"player_1"})
