@@ -152,8 +152,7 @@ def test_blind_suit_naming_hides_the_hand():
     assert env.agent_selection == "player_0"  # the dealer of the first deal
     assert obs.shape == (OBS_SIZE,) and not obs[HAND:HAND + 52].any() and obs[PHASE + 2] == 1
     env.step(int(np.flatnonzero(env.observe("player_0")["action_mask"])[0]))
-    env.game.current_player  # the next player sees its own hand again
-    nxt = env.agent_selection
+    nxt = env.agent_selection  # the next player sees its own hand again
     assert env.observe(nxt)["observation"][HAND:HAND + 52].sum() == env.game.hand_size(env.agent_name_mapping[nxt])
 
 

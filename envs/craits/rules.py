@@ -5,7 +5,7 @@ preset and overrides options; any unknown option or value raises ``ValueError`` 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, fields
 
 DEAL_SIZES = {
     "full": (8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8),
@@ -70,9 +70,6 @@ class Rules:
             if key not in known:
                 raise ValueError(f"unknown Craits option {key!r}: options are {', '.join(sorted(known))}")
         return cls(**{**PRESETS[name], **overrides})
-
-    def with_options(self, **overrides) -> "Rules":
-        return replace(self, **overrides)
 
     def check_players(self, num_players: int) -> None:
         """Errors that depend on the number of players, raised when a game is created."""
