@@ -14,6 +14,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .engine import is_int
+
 ILLEGAL_ACTION_MODES = ("penalty", "raise")
 
 
@@ -98,7 +100,7 @@ class CardGameEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         game = self.game
         legal = game.legal_actions()
-        if action is None or action not in legal:
+        if not is_int(action) or action not in legal:
             if self.illegal_action == "raise":
                 raise ValueError(game.illegal_message(action, legal))
             rewards = [0.0] * self.num_agents

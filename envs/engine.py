@@ -8,6 +8,11 @@ a step (the mask, then the legality check).
 from __future__ import annotations
 
 
+def is_int(value) -> bool:
+    """An integer (numpy's included); not a bool, nor a float that happens to be whole."""
+    return not isinstance(value, bool) and hasattr(value, "__index__")
+
+
 class IllegalActionError(ValueError):
     """An action that is not legal in the current state (a ``ValueError``)."""
 
@@ -25,6 +30,8 @@ class GameEngine:
         raise NotImplementedError
 
     def legal_actions(self) -> list[int]:
+        """The legal actions, sorted; empty only once the game is over. The list is the
+        engine's cached one: read it, don't change it."""
         legal = self._legal
         if legal is None:
             legal = self._legal = self._legal_actions()
@@ -32,7 +39,7 @@ class GameEngine:
 
     def apply(self, action: int) -> None:
         legal = self.legal_actions()
-        if action not in legal:
+        if not is_int(action) or action not in legal:
             raise IllegalActionError(self.illegal_message(action, legal))
         self.apply_unchecked(action)
 

@@ -73,7 +73,7 @@ heuristic bot.
 | 124–133 | numbers paired this round (unplayable unless forced) |
 | 134–143 | cards of the completed rounds (face up and face down, every seat: their numbers were seen in play) |
 | 144–153 | copies not accounted for: the deck's copies minus own cards, own discard and every card played (the rest are in others' cards or discards, in the packs, or set aside) |
-| 154–205 | 4 slots × 13: face-up counts (10), face-down count / 10, points / 30, cards in hand / 10 |
+| 154–205 | 4 slots × 13: face-up counts (10), face-down count / 10, points / 30, cards in hand / 10 (others' public counts during the draft and discard; the own slot its real count) |
 
 ## Rewards
 
@@ -255,6 +255,7 @@ class raw_env(CardGameEnv):
             obs[PACK:PACK + NUM_ACTIONS] = game.pack_counts(seat)
             obs[PASSED_PACKS:PASSED_PACKS + 30] = self._passed_flat[seat]
             obs[SEATS + HAND_SIZE::SEAT_SIZE] = game.pick_index
+            obs[SEATS + HAND_SIZE] = sum(hand)  # its own count it knows at once
         else:
             obs[PICK] = DRAFT_PICKS
             discard = game.discarded(seat)
@@ -269,6 +270,8 @@ class raw_env(CardGameEnv):
                 obs[SEATS + (play.seat - seat) % NUM_PLAYERS * SEAT_SIZE + HAND_SIZE] -= 1
             for number in game.paired_numbers():
                 obs[PAIRED + number - 1] = 1.0
+        if phase == "discard":
+            obs[SEATS + HAND_SIZE] = sum(hand)
         obs *= _SCALE
         return obs
 

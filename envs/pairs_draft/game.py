@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
-from envs.engine import GameEngine
+from ..engine import GameEngine, is_int
 
 NUM_PLAYERS = 4
 NUM_ACTIONS = 10  # action a is the number a + 1
@@ -141,14 +141,14 @@ class PairsDraftGame(GameEngine):
             raise ValueError(f"hand size must be 1-{NUM_ACTIONS}, got {sizes[0]}")
         for seat, hand in enumerate(hands):
             for n in hand:
-                if not isinstance(n, int) or not 1 <= n <= NUM_ACTIONS:
+                if not is_int(n) or not 1 <= n <= NUM_ACTIONS:
                     raise ValueError(f"seat {seat}: card {n!r} is not a number 1-{NUM_ACTIONS}")
         counts = [_counts(hand) for hand in hands]
         for a in _ACTIONS:
             total = sum(c[a] for c in counts)
             if total > a + 1:
                 raise ValueError(f"number {a + 1} appears {total} times in the hands; the deck holds {a + 1}")
-        if start_player not in range(NUM_PLAYERS):
+        if not is_int(start_player) or start_player not in range(NUM_PLAYERS):
             raise ValueError(f"start player must be a seat 0-{NUM_PLAYERS - 1}, got {start_player!r}")
         game = cls.__new__(cls)
         game._setup("play", start_player, counts, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)],
