@@ -38,7 +38,7 @@ def test_illegal_action_can_raise_naming_it_and_the_legal_ones(module):
 def test_out_of_range_and_none_actions_are_illegal(module):
     env = module.env(illegal_action="raise")
     env.reset(seed=2)
-    for bad in (-1, 10_000, None):
+    for bad in (-1, 10_000, None, 0.0, 1.0, True):
         with pytest.raises(ValueError, match="illegal action"):
             env.step(bad)
 

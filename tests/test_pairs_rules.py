@@ -456,3 +456,18 @@ def test_random_game_runs_to_the_end_with_every_card_accounted_for(seed):
     assert game.round_index == 10 and game.current_player is None
     assert game.winners() and set(game.winners()) <= {0, 1, 2, 3}
     assert "over" in game.render() and "winners" in game.render()
+
+
+@pytest.mark.parametrize("start", [1.0, True, "1"])
+def test_from_position_start_player_must_be_a_seat_number(start):
+    with pytest.raises(ValueError, match="start player"):
+        PairsDraftGame.from_position([[1], [2], [2], [3]], start)
+
+
+def test_engine_apply_refuses_non_integer_actions():
+    game = PairsDraftGame.from_position([[1], [2], [2], [3]])
+    for bad in (0.0, True):
+        with pytest.raises(IllegalActionError):
+            game.apply(bad)
+    game.apply(0)
+    assert game.current_trick()[0].number == 1
