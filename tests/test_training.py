@@ -1,5 +1,6 @@
 """Training: configs, the learner env's rewards, checkpoints as opponents, resume."""
 import json
+import os
 import random
 
 import numpy as np
@@ -217,7 +218,8 @@ def test_bad_agent_spec_is_named():
 def test_stochastic_policy_agent_samples_the_masked_softmax(tmp_path):
     np.savez(tmp_path / "policy.npz", layer_0_weight=np.zeros((2, 3)), layer_0_bias=np.zeros(2),
              action_weight=np.zeros((4, 2)), action_bias=np.log([1.0, 2.0, 3.0, 4.0]))
-    (tmp_path / "meta.json").write_text(json.dumps({"format_version": 1, "activation": "tanh", "hidden_sizes": [2]}))
+    (tmp_path / "meta.json").write_text(json.dumps({"format_version": 1, "env_id": "craits_v0", "activation": "tanh",
+                                                    "hidden_sizes": [2], "observation_size": 3, "action_size": 4}))
     agent = PolicyAgent(tmp_path, deterministic=False, seed=0)
     counts = np.bincount([agent.act(np.zeros(3), np.array([1, 0, 1, 1])) for _ in range(8000)], minlength=4)
     np.testing.assert_allclose(counts / counts.sum(), [1 / 8, 0, 3 / 8, 4 / 8], atol=0.02)
@@ -265,3 +267,49 @@ def test_partnership_partner_is_the_learner_or_drawn_from_the_pool(partner, both
             _, _, terminated, truncated, _ = env.step(rng.choice(np.flatnonzero(env.action_masks()).tolist()))
             done = terminated or truncated
     assert acting == ({"player_1", "player_3"} if both else {"player_1"})
+
+
+def _damage(folder, what):
+    meta = json.loads((folder / "meta.json").read_text())
+    if what == "no weights":
+        (folder / "policy.npz").unlink()
+    elif what == "text weights":
+        (folder / "policy.npz").write_text("not an archive")
+    elif what == "truncated weights":
+        data = (folder / "policy.npz").read_bytes()
+        (folder / "policy.npz").write_bytes(data[: len(data) // 2])
+    elif what == "bad json":
+        (folder / "meta.json").write_text("{oops")
+    elif what == "json list":
+        (folder / "meta.json").write_text("[]")
+    elif what == "meta lacks sizes":
+        (folder / "meta.json").write_text(json.dumps({"format_version": 1, "env_id": "craits_v0"}))
+    elif what == "shapes disagree":
+        meta["hidden_sizes"] = [7, 7]
+        (folder / "meta.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("what", ["no weights", "text weights", "truncated weights", "bad json", "json list",
+                                  "meta lacks sizes", "shapes disagree"])
+def test_damaged_checkpoint_is_a_clear_error(tmp_path, what):
+    import shutil
+    folder = tmp_path / "ckpt"
+    shutil.copytree("checkpoints/craits", folder)
+    _damage(folder, what)
+    with pytest.raises(CheckpointError) as error:
+        make_agent(str(folder), make_raw_env("craits_v0"), "craits_v0", {})
+    assert str(folder) in str(error.value) and "allow_pickle" not in str(error.value)
+
+
+def test_a_replacement_cut_between_renames_is_recovered(tmp_path):
+    from training.checkpoint import recover_swap, write_atomically
+    target = tmp_path / "checkpoint"
+    write_atomically(target, lambda d: (d / "meta.json").write_text("1"))
+    target.rename(tmp_path / ".checkpoint.old")  # as if stopped between the two renames
+    recover_swap(target)
+    assert (target / "meta.json").read_text() == "1"
+    write_atomically(target, lambda d: (d / "meta.json").write_text("2"))
+    assert (target / "meta.json").read_text() == "2" and not (tmp_path / ".checkpoint.old").exists()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert target.stat().st_mode & 0o777 == 0o777 & ~umask  # an ordinary folder, not mkdtemp's private one

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import check_compatible, load_policy
+from .checkpoint import CheckpointError, check_compatible, load_policy
 from .games import game_spec
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -40,6 +40,8 @@ class PolicyAgent:
         self.path = str(path)
         self.name = Path(path).name
         self.meta, self.hidden, (self.head_w, self.head_b) = load_policy(path)
+        if self.meta["activation"] not in ACTIVATIONS:
+            raise CheckpointError(f"{path}: unknown activation {self.meta['activation']!r}")
         self.activation = ACTIVATIONS[self.meta["activation"]]
         self.deterministic = deterministic
         self.rng = np.random.default_rng(seed)

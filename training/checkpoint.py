@@ -17,10 +17,12 @@ names the activation. Any frontend can run it: ``x = act(W @ x + b)`` per layer,
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +34,24 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, damaged, or made for another game or configuration."""
 
 
+def _old(target: Path) -> Path:
+    return target.with_name(f".{target.name}.old")
+
+
+def recover_swap(target) -> None:
+    """Finish a replacement cut between its two renames (the previous version waits under
+    ``.<name>.old``), so the checkpoint is found under its real name again."""
+    target = Path(target)
+    if not target.exists() and _old(target).is_dir():
+        os.replace(_old(target), target)
+
+
 def write_atomically(target: Path, fill) -> Path:
     """Create the folder ``target`` by filling a temporary sibling and renaming it into
     place, so a crash never leaves a half-written checkpoint under the real name."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
+    recover_swap(target)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     umask = os.umask(0)
     os.umask(umask)
@@ -44,7 +59,7 @@ def write_atomically(target: Path, fill) -> Path:
     try:
         fill(tmp)
         if target.exists():
-            old = target.with_name(f".{target.name}.old")
+            old = _old(target)
             shutil.rmtree(old, ignore_errors=True)
             os.replace(target, old)
             os.replace(tmp, target)
@@ -86,15 +101,26 @@ def save_checkpoint(path, model, meta: dict, with_model: bool = True) -> Path:
     return write_atomically(Path(path), fill)
 
 
+REQUIRED_META = ("env_id", "observation_size", "action_size", "activation", "hidden_sizes")
+
+
 def read_meta(path) -> dict:
     path = Path(path)
     meta_file = path / "meta.json"
     if not meta_file.is_file():
         raise CheckpointError(f"{path} is not a checkpoint folder: {meta_file} is missing")
-    meta = json.loads(meta_file.read_text())
+    try:
+        meta = json.loads(meta_file.read_text())
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"{meta_file} is not readable JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{meta_file} must hold a JSON object")
     if meta.get("format_version") != FORMAT_VERSION:
         raise CheckpointError(f"{path}: checkpoint format {meta.get('format_version')!r} is not supported "
                               f"(this deckgym reads format {FORMAT_VERSION})")
+    missing = [key for key in REQUIRED_META if key not in meta]
+    if missing:
+        raise CheckpointError(f"{meta_file} lacks {', '.join(missing)}")
     return meta
 
 
@@ -117,9 +143,32 @@ def check_compatible(meta: dict, env_id: str, rule_args: dict, obs_size: int, nu
 
 
 def load_policy(path) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]:
-    """(meta, hidden layers, action layer) from a checkpoint folder, without pickle."""
+    """(meta, hidden layers, action layer) from a checkpoint folder, without pickle, checked
+    against the sizes in meta.json. Cached while the files are unchanged: evaluation seats
+    the same checkpoint in many games."""
+    path = Path(path).resolve()
+    files = (path / "meta.json", path / "policy.npz")
+    stamp = tuple(f.stat().st_mtime_ns if f.is_file() else None for f in files)
+    return _load_policy(path, stamp)
+
+
+@functools.lru_cache(maxsize=64)
+def _load_policy(path: Path, stamp):
     meta = read_meta(path)
-    with np.load(Path(path) / "policy.npz", allow_pickle=False) as data:
-        hidden = [(data[f"layer_{i}_weight"], data[f"layer_{i}_bias"]) for i in range(len(meta["hidden_sizes"]))]
-        head = (data["action_weight"], data["action_bias"])
-    return meta, hidden, head
+    weights = path / "policy.npz"
+    try:
+        with np.load(weights, allow_pickle=False) as data:
+            arrays = {name: data[name] for name in data.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise CheckpointError(f"{weights} is missing or not a policy file written by deckgym "
+                              f"({type(exc).__name__})") from None
+    sizes = [meta["observation_size"], *meta["hidden_sizes"], meta["action_size"]]
+    names = [f"layer_{i}" for i in range(len(meta["hidden_sizes"]))] + ["action"]
+    layers = []
+    for name, inputs, outputs in zip(names, sizes, sizes[1:]):
+        weight, bias = arrays.get(f"{name}_weight"), arrays.get(f"{name}_bias")
+        if weight is None or bias is None or weight.shape != (outputs, inputs) or bias.shape != (outputs,):
+            raise CheckpointError(f"{weights}: {name} should be {outputs}x{inputs} with {outputs} biases "
+                                  f"as meta.json says, but is {getattr(weight, 'shape', 'missing')}")
+        layers.append((weight.astype(np.float32), bias.astype(np.float32)))
+    return meta, layers[:-1], layers[-1]

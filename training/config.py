@@ -7,6 +7,7 @@ shipped configs (``configs/*.yaml``). An unknown key, a wrong type or a bad valu
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,10 +115,15 @@ CHOICES = {
     "algorithm.device": ("cpu", "cuda", "auto"),
     "opponents.partner": ("learner", "pool"),
 }
-POSITIVE = {"algorithm.learning_rate", "algorithm.n_steps", "algorithm.batch_size", "algorithm.n_epochs",
-            "training.total_timesteps", "vec.n_envs", "algorithm.torch_threads", "checkpoints.every", "checkpoints.eval_every",
-            "opponents.self_play.snapshot_every", "opponents.self_play.window", "algorithm.clip_range"}
+POSITIVE = {"algorithm.learning_rate", "algorithm.n_steps", "algorithm.n_epochs", "algorithm.clip_range",
+            "algorithm.max_grad_norm", "algorithm.torch_threads", "training.total_timesteps", "vec.n_envs",
+            "checkpoints.every", "checkpoints.eval_every", "checkpoints.eval_games",
+            "opponents.self_play.snapshot_every", "opponents.self_play.window"}
+NON_NEGATIVE = {"algorithm.ent_coef", "algorithm.vf_coef", "training.seed"}
 UNIT_INTERVAL = {"algorithm.gamma", "algorithm.gae_lambda", "opponents.self_play.latest_weight"}
+BUILT_IN_AGENTS = ("random", "heuristic", "self_play")
+# Keys a resumed run may change: how long and how it runs, not what it learns.
+RESUMABLE = ("training.total_timesteps", "checkpoints.", "vec.", "algorithm.device", "algorithm.torch_threads")
 
 
 def _type_name(tp) -> str:
@@ -143,8 +149,15 @@ def _value(tp, value, where: str):
         return _build(tp, value, where)
     if tp is typing.Any:
         return value
+    if tp is float and isinstance(value, str):  # YAML reads 3e-4 (no dot) as a string
+        try:
+            value = float(value)
+        except ValueError:
+            pass
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is float and isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"config key {where!r} must be a finite number, got {value!r}")
     if tp in (int, float, str, bool, list, dict) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
         raise ConfigError(f"config key {where!r} must be {_type_name(tp)}, got {value!r}")
     return value
@@ -169,6 +182,18 @@ def _check(config: Config) -> None:
     for key in POSITIVE:
         if not flat[key] > 0:
             raise ConfigError(f"config key {key!r} must be > 0, got {flat[key]!r}")
+    for key in NON_NEGATIVE:
+        if not flat[key] >= 0:
+            raise ConfigError(f"config key {key!r} must be >= 0, got {flat[key]!r}")
+    if flat["training.seed"] >= 2**32:
+        raise ConfigError(f"config key 'training.seed' must be below 2**32, got {flat['training.seed']}")
+    a = config.algorithm
+    if not 2 <= a.batch_size <= a.n_steps * config.vec.n_envs:
+        raise ConfigError(f"config key 'algorithm.batch_size' is {a.batch_size}: it must be at least 2 and at most "
+                          f"algorithm.n_steps x vec.n_envs = {a.n_steps * config.vec.n_envs} (one rollout)")
+    name = config.output.name
+    if not name or name in (".", "..") or "/" in name or "\\" in name:
+        raise ConfigError(f"config key 'output.name' is {name!r}: it must be a plain folder name")
     for key in UNIT_INTERVAL:
         if not 0 <= flat[key] <= 1:
             raise ConfigError(f"config key {key!r} must be between 0 and 1, got {flat[key]!r}")
@@ -181,9 +206,10 @@ def _check(config: Config) -> None:
     entries = []
     for i, entry in enumerate(config.opponents.pool):
         entry = entry if isinstance(entry, PoolEntry) else _build(PoolEntry, entry, f"opponents.pool[{i}]")
-        if entry.weight < 0:
-            raise ConfigError(f"config key 'opponents.pool[{i}].weight' must be >= 0, got {entry.weight!r}")
-        if entry.agent not in ("random", "heuristic", "self_play") and not (Path(entry.agent) / "meta.json").is_file():
+        if not (isinstance(entry.weight, float) and math.isfinite(entry.weight) and entry.weight >= 0):
+            raise ConfigError(f"config key 'opponents.pool[{i}].weight' must be a finite number >= 0, "
+                              f"got {entry.weight!r}")
+        if entry.agent not in BUILT_IN_AGENTS and not (Path(entry.agent) / "meta.json").is_file():
             raise ConfigError(f"config key 'opponents.pool[{i}].agent' is {entry.agent!r}: use random, heuristic, "
                               f"self_play or a checkpoint folder (one with a meta.json)")
         entries.append(entry)
@@ -194,15 +220,26 @@ def _check(config: Config) -> None:
 
 
 def _check_env(config: Config) -> None:
-    """Build the env once so a bad env argument fails now, named with its key path."""
-    from .games import make_raw_env
+    """Build the env once so a bad env argument, or a pool checkpoint made for another game,
+    fails now (before a run folder exists), named with its key path."""
+    from .agents import make_agent
+    from .games import env_arguments, make_raw_env
     try:
         env = make_raw_env(config.env.id, **config.env.args)
-    except TypeError as exc:
-        raise ConfigError(f"config key 'env.args': {exc}") from None
+    except TypeError:
+        allowed = ", ".join(env_arguments(config.env.id))
+        unknown = ", ".join(k for k in config.env.args if k not in env_arguments(config.env.id))
+        raise ConfigError(f"config key 'env.args': unknown argument {unknown or '?'} for {config.env.id}; "
+                          f"its arguments are {allowed}") from None
     except ValueError as exc:
         where = "env.id" if "env id" in str(exc) else "env.args"
         raise ConfigError(f"config key {where!r}: {exc}") from None
+    for i, entry in enumerate(config.opponents.pool):
+        if entry.agent not in BUILT_IN_AGENTS:
+            try:
+                make_agent(entry.agent, env, config.env.id, config.env.args)
+            except ValueError as exc:
+                raise ConfigError(f"config key 'opponents.pool[{i}].agent': {exc}") from None
     seat = config.opponents.learner_seat
     if seat != "random" and seat >= len(env.possible_agents):
         raise ConfigError(f"config key 'opponents.learner_seat' is {seat}, but {config.env.id} has "
@@ -216,17 +253,25 @@ def _set(data: dict, dotted: str, raw: str) -> None:
         node = node.setdefault(key, {})
         if not isinstance(node, dict):
             raise ConfigError(f"--set {dotted}: {key!r} is not a section")
-    node[keys[-1]] = yaml.safe_load(raw)
+    try:
+        node[keys[-1]] = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--set {dotted}={raw}: not a valid YAML value ({exc.problem})") from None
 
 
 def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None) -> Config:
     """A validated ``Config`` from a YAML file (or a dict), with ``key.path=value`` overrides."""
     if data is None:
-        text = Path(path).read_text() if path is not None else "{}"
         try:
-            data = yaml.safe_load(text) or {}
+            text = Path(path).read_text() if path is not None else "{}"
+            data = yaml.safe_load(text)
+        except OSError as exc:
+            raise ConfigError(f"can't read config {path}: {exc.strerror}") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path or 'config'} must be a mapping of sections (env, algorithm, ...), got {data!r}")
     for item in overrides or []:
         key, sep, raw = item.partition("=")
         if not sep:
@@ -235,6 +280,26 @@ def load_config(path=None, overrides: list[str] | None = None, data: dict | None
     config = _build(Config, data, "")
     _check(config)
     return config
+
+
+def check_resumable(saved: Config, wanted: Config) -> None:
+    """A resumed run continues the same experiment: only how long and how it runs may change."""
+    old, new = _flatten(saved.to_dict()), _flatten(wanted.to_dict())
+    changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k) and not k.startswith(RESUMABLE)]
+    if changed:
+        raise ConfigError("a resumed run can't change " + "; ".join(
+            f"{k} ({old.get(k)!r} -> {new.get(k)!r})" for k in changed)
+            + f": only {', '.join(RESUMABLE)} may change; start a new run for the rest")
+
+
+def _flatten(tree: dict, prefix: str = "") -> dict:
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict) and not (prefix == "env." and key == "args"):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
 
 
 def dump_config(config: Config) -> str:

@@ -41,3 +41,10 @@ def game_spec(env_id: str) -> GameSpec:
 def make_raw_env(env_id: str, **env_args):
     """The unwrapped AEC env (training drives it directly: the order checks cost time)."""
     return importlib.import_module(game_spec(env_id).env_module).raw_env(**env_args)
+
+
+def env_arguments(env_id: str) -> list[str]:
+    """The named constructor arguments of an env (for error messages)."""
+    import inspect
+    raw_env = importlib.import_module(game_spec(env_id).env_module).raw_env
+    return [p.name for p in inspect.signature(raw_env).parameters.values() if p.kind is not p.VAR_KEYWORD]
