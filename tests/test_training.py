@@ -313,3 +313,34 @@ def test_a_replacement_cut_between_renames_is_recovered(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert target.stat().st_mode & 0o777 == 0o777 & ~umask  # an ordinary folder, not mkdtemp's private one
+
+
+def test_resume_refuses_to_change_the_experiment(tmp_path):
+    config = tiny(tmp_path, **{"training.total_timesteps": 256})
+    run = train_module.train(config, config.run_dir)
+    before = (run / "config.yaml").read_text()
+    for change in ("algorithm.learning_rate=0.1", "env.args.num_players=3", "opponents.pool=[{agent: random}]"):
+        with pytest.raises(SystemExit, match=f"a resumed run can't change {change.split('=')[0].rsplit('.', 1)[0]}"):
+            train_module.main(["--resume", str(run), "--set", change])
+    assert (run / "config.yaml").read_text() == before  # nothing rewritten by a refused resume
+
+
+def test_compare_is_checked_before_training(tmp_path):
+    config = tiny(tmp_path)
+    path = tmp_path / "tiny.yaml"
+    from training.config import dump_config
+    path.write_text(dump_config(config))
+    with pytest.raises(SystemExit, match="--compare checkpoints/pairs_draft: .*trained for pairs_draft_v0"):
+        train_module.main(["--config", str(path), "--compare", "checkpoints/pairs_draft"])
+    assert not config.run_dir.exists()
+
+
+def test_a_run_ending_on_an_evaluation_is_not_evaluated_twice(tmp_path):
+    config = tiny(tmp_path, **{"training.total_timesteps": 512, "checkpoints.eval_every": 256})
+    run = train_module.train(config, config.run_dir)
+    steps = [json.loads(line)["timesteps"] for line in (run / "evaluations.jsonl").read_text().splitlines()]
+    assert len(steps) == len(set(steps)) >= 2
+    meta = json.loads((run / "checkpoint" / "meta.json").read_text())
+    assert meta["evaluation"]["timesteps"] == steps[-1] == meta["timesteps"]
+    rows = (next((run / "logs").iterdir()) / "progress.csv").read_text()
+    assert "eval/win_share_vs_heuristic" in rows.splitlines()[0]

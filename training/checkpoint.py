@@ -101,6 +101,14 @@ def save_checkpoint(path, model, meta: dict, with_model: bool = True) -> Path:
     return write_atomically(Path(path), fill)
 
 
+def update_meta(path, changes: dict) -> None:
+    """Update fields of a checkpoint's meta.json alone (the weights are unchanged), atomically."""
+    meta = {**json.loads((Path(path) / "meta.json").read_text()), **changes}
+    tmp = Path(path) / ".meta.json.tmp"
+    tmp.write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, Path(path) / "meta.json")
+
+
 REQUIRED_META = ("env_id", "observation_size", "action_size", "activation", "hidden_sizes")
 
 

@@ -24,13 +24,13 @@ import sys
 import time
 from pathlib import Path
 
-from .checkpoint import save_checkpoint
-from .config import Config, ConfigError, dump_config, load_config
+from .checkpoint import recover_swap, save_checkpoint, update_meta
+from .config import Config, ConfigError, check_resumable, dump_config, load_config
 
 CONFIG_FILE = "config.yaml"
 
 
-def make_vec_env(config: Config, run_dir: Path):
+def make_vec_env(config: Config, run_dir: Path, first_timestep: int = 0):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     from .learner_env import LearnerEnv, OpponentPool
@@ -54,7 +54,9 @@ def make_vec_env(config: Config, run_dir: Path):
 
     factories = [factory(i) for i in range(config.vec.n_envs)]
     venv = SubprocVecEnv(factories) if subprocesses else DummyVecEnv(factories)
-    venv.seed(config.training.seed)
+    # A resumed run seeds its envs anew from where it stopped, so it plays on with new deals
+    # rather than replaying the ones it has trained on.
+    venv.seed(config.training.seed + first_timestep)
     return VecMonitor(venv)
 
 
@@ -81,14 +83,17 @@ def checkpoint_meta(config: Config, model, evaluation, seconds: float) -> dict:
 
 
 def evaluate_checkpoint(config: Config, path, games: int, seed: int, processes: int = 1) -> dict:
-    """The checkpoint in one seat, the heuristic (then random) in all others, duplicate format."""
+    """The checkpoint in one seat (both seats of its side when it was trained to play its
+    own partner), the heuristic, then random, in all others; duplicate format."""
     from .evaluate import evaluate
     from .games import make_raw_env
-    seats = len(make_raw_env(config.env.id, **config.env.args).possible_agents)
+    raw = make_raw_env(config.env.id, **config.env.args)
+    seats = len(raw.possible_agents)
+    own_partner = raw.rule_args().get("partnership", False) and config.opponents.partner == "learner"
     out = {}
     for opponent in ("heuristic", "random"):
-        result = evaluate(config.env.id, dict(config.env.args), [str(path)] + [opponent] * (seats - 1), games,
-                          seed=seed, processes=processes)
+        layout = [str(path), opponent] if own_partner else [str(path)] + [opponent] * (seats - 1)
+        result = evaluate(config.env.id, dict(config.env.args), layout, games, seed=seed, processes=processes)
         mine = result["agents"][str(path)]
         out[opponent] = {k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score")}
         out[opponent]["games"] = result["games"]
@@ -109,7 +114,7 @@ class RunCallback:
     """Snapshots, checkpoints and evaluations on their cadences (built lazily: SB3 import)."""
 
     @staticmethod
-    def build(config: Config, run_dir: Path, started: float):
+    def build(config: Config, run_dir: Path, started: float, evaluation=None):
         from stable_baselines3.common.callbacks import BaseCallback
 
         cp = config.checkpoints
@@ -120,7 +125,7 @@ class RunCallback:
                 self.next_snapshot = now + config.opponents.self_play.snapshot_every if uses_self_play(config) else None
                 self.next_checkpoint = (now // cp.every + 1) * cp.every
                 self.next_eval = (now // cp.eval_every + 1) * cp.eval_every
-                self.evaluation = None
+                self.evaluation = evaluation  # the last one, kept in every checkpoint until the next
 
             def _on_training_start(self) -> None:
                 from tqdm import tqdm
@@ -148,22 +153,27 @@ class RunCallback:
                     self.save()
                 return True
 
+            def meta(self) -> dict:
+                return checkpoint_meta(config, self.model, self.evaluation, time.time() - started)
+
             def save(self):
                 self.next_checkpoint = self.num_timesteps + cp.every
-                return save_checkpoint(run_dir / "checkpoint", self.model,
-                                       checkpoint_meta(config, self.model, self.evaluation, time.time() - started))
+                return save_checkpoint(run_dir / "checkpoint", self.model, self.meta())
 
             def run_evaluation(self):
+                if self.evaluation and self.evaluation["timesteps"] == self.num_timesteps:
+                    return  # already evaluated at this very step (the run ended on an evaluation)
                 path = self.save()
                 self.evaluation = evaluate_checkpoint(config, path, cp.eval_games, seed=10_000 + config.training.seed)
                 self.evaluation["timesteps"] = int(self.num_timesteps)
-                self.save()
+                update_meta(path, {"evaluation": self.evaluation})
                 with open(run_dir / "evaluations.jsonl", "a") as f:
                     f.write(json.dumps(self.evaluation) + "\n")
                 for opponent, r in self.evaluation.items():
                     if isinstance(r, dict):
                         self.logger.record(f"eval/win_share_vs_{opponent}", r["win_share"])
                         self.logger.record(f"eval/mean_score_vs_{opponent}", r["mean_score"])
+                self.logger.dump(self.num_timesteps)
 
         return _Callback()
 
@@ -179,33 +189,37 @@ def fresh_run_dir(config: Config) -> Path:
 
 
 def train(config: Config, run_dir: Path, resume: bool = False) -> Path:
+    """Train into ``run_dir``; with ``resume``, continue from its checkpoint.
+
+    Interrupted, it checkpoints and exits with status 130. The experience gathered in the
+    rollout under way is dropped (at most ``n_steps x n_envs`` steps); everything trained on
+    is in the checkpoint."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import configure
 
     import torch
     torch.set_num_threads(config.algorithm.torch_threads)
+    previous = json.loads((run_dir / "checkpoint" / "meta.json").read_text()) if resume else {}
+    start = previous.get("timesteps", 0)
+    remaining = config.training.total_timesteps - start
+    if remaining <= 0:
+        print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps: nothing to train "
+              f"(raise it with --set training.total_timesteps=...)")
+        return run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / CONFIG_FILE).write_text(dump_config(config))
-    venv = make_vec_env(config, run_dir)
+    venv = make_vec_env(config, run_dir, first_timestep=start)
     if resume:
         model = MaskablePPO.load(run_dir / "checkpoint" / "model.zip", env=venv, device=config.algorithm.device)
     else:
         model = new_model(config, venv, run_dir)
-    start = int(model.num_timesteps)
-    remaining = config.training.total_timesteps - start
-    if remaining <= 0:
-        venv.close()
-        print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps: nothing to train "
-              f"(raise it with --set training.total_timesteps=...)")
-        return run_dir
     snapshots = run_dir / "snapshots"
     if uses_self_play(config) and not (snapshots.is_dir() and any(snapshots.iterdir())):
         save_snapshot(config, model, run_dir, 0.0)  # the pool needs one before the first reset
     model.set_logger(configure(str(run_dir / "logs" / f"from_{start:09d}"), ["csv", "tensorboard"]))
-    spent = json.loads((run_dir / "checkpoint" / "meta.json").read_text())["training_seconds"] if resume else 0.0
-    started = time.time() - spent  # training time adds up across interruptions
-    callback = RunCallback.build(config, run_dir, started)
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    started = time.time() - previous.get("training_seconds", 0.0)  # training time adds up across interruptions
+    callback = RunCallback.build(config, run_dir, started, previous.get("evaluation"))
+    previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         model.learn(remaining, callback=callback, reset_num_timesteps=False)
     except KeyboardInterrupt:
@@ -214,15 +228,40 @@ def train(config: Config, run_dir: Path, resume: bool = False) -> Path:
         # SubprocVecEnv.close() would wait for them forever: skip that wait.
         getattr(venv, "venv", venv).waiting = False
         save_checkpoint(run_dir / "checkpoint", model, checkpoint_meta(
-            config, model, getattr(callback, "evaluation", None), time.time() - started))
+            config, model, getattr(callback, "evaluation", previous.get("evaluation")), time.time() - started))
         print(f"\ninterrupted at {model.num_timesteps} timesteps; checkpoint written. Continue with:\n"
               f"  python -m training.train --resume {run_dir}", file=sys.stderr)
         raise SystemExit(130)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, previous_handler)
         venv.close()
     callback.run_evaluation()
     return run_dir
+
+
+def resume_config(run_dir: Path, overrides: list[str]) -> Config:
+    """The run's saved config with the changes a resumed run may make."""
+    recover_swap(run_dir / "checkpoint")
+    if not (run_dir / CONFIG_FILE).is_file() or not (run_dir / "checkpoint" / "model.zip").is_file():
+        raise ConfigError(f"{run_dir} is not a run that can be resumed (needs {CONFIG_FILE} and checkpoint/model.zip)")
+    saved = load_config(run_dir / CONFIG_FILE)
+    wanted = load_config(run_dir / CONFIG_FILE, overrides)
+    check_resumable(saved, wanted)
+    return wanted
+
+
+def check_comparisons(config: Config, paths: list[str], games: int) -> None:
+    """Fail before training, not after it, on a checkpoint that can't be compared here."""
+    from .agents import make_agent
+    from .games import make_raw_env
+    if games < 1:
+        raise ConfigError(f"--compare-games must be >= 1, got {games}")
+    raw = make_raw_env(config.env.id, **config.env.args)
+    for path in paths:
+        try:
+            make_agent(path, raw, config.env.id, config.env.args)
+        except ValueError as exc:
+            raise ConfigError(f"--compare {path}: {exc}") from None
 
 
 def _raise_interrupt(signum, frame):
@@ -278,13 +317,12 @@ def main(argv=None):
     try:
         if args.resume:
             run_dir = Path(args.resume)
-            if not (run_dir / CONFIG_FILE).is_file() or not (run_dir / "checkpoint" / "model.zip").is_file():
-                raise ConfigError(f"{run_dir} is not a run that can be resumed (needs {CONFIG_FILE} and checkpoint/)")
-            config = load_config(run_dir / CONFIG_FILE, args.set)
-            train(config, run_dir, resume=True)
+            config = resume_config(run_dir, args.set)
         else:
             config = load_config(args.config, args.set)
-            run_dir = train(config, fresh_run_dir(config))
+            run_dir = fresh_run_dir(config)
+        check_comparisons(config, args.compare or [], args.compare_games)
+        train(config, run_dir, resume=bool(args.resume))
     except ConfigError as exc:
         raise SystemExit(f"error: {exc}")
     print_summary(run_dir)
