@@ -146,3 +146,19 @@ def test_cli_reports_bad_agents_without_traceback(capsys):
     with pytest.raises(SystemExit):
         main(["--agents", "heuristic,nonsense", "--games", "1", "--processes", "1"])
     assert "unknown agent 'nonsense'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--agents", "heuristc"], "unknown agent 'heuristc'"),
+    (["--env", "pairs_draft_v0", "--agents", "checkpoints/craits"], "trained for craits_v0, not pairs_draft_v0"),
+    (["--arg", "colour=red"], "unknown craits_v0 argument 'colour'"),
+    (["--env", "pairs_draft_v0", "--arg", "num_players=3"], "unknown argument num_players for pairs_draft_v0"),
+    (["--arg", "deals=[1"], "not a valid YAML value"),
+    (["--agents", "random,random,random,random,random"], "5 agents for 4 seats"),
+])
+def test_play_and_evaluate_clis_name_bad_input(argv, message, capsys):
+    from training import play as play_module
+    for cli in (play_module.main, main):
+        with pytest.raises(SystemExit):
+            cli(argv + (["--games", "1", "--processes", "1"] if cli is main else []))
+        assert message in capsys.readouterr().err

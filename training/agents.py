@@ -65,6 +65,15 @@ class PolicyAgent:
         return int(np.searchsorted(weights, self.rng.random() * weights[-1], side="right"))
 
 
+def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
+    """One agent spec per seat: the list repeated around the table."""
+    if not agent_specs or not all(agent_specs):
+        raise ValueError(f"agents {agent_specs!r}: give at least one agent, none empty")
+    if len(agent_specs) > seats:
+        raise ValueError(f"{len(agent_specs)} agents for {seats} seats: give at most one per seat")
+    return [agent_specs[i % len(agent_specs)] for i in range(seats)]
+
+
 def make_agent(spec: str, raw_env, env_id: str, env_args: dict, seed=None, deterministic: bool = True):
     """``"random"``, ``"heuristic"`` or a checkpoint folder, checked against this env."""
     if spec == "random":

@@ -31,21 +31,12 @@ import time
 
 import numpy as np
 
-from .agents import make_agent
+from .agents import make_agent, seat_layout
 from .games import game_spec, make_raw_env
 from .play import parse_assignments
 
 Z95 = 1.96
 CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
-
-
-def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
-    """One spec per seat, the list repeated around the table (as ``training.play``)."""
-    if not agent_specs or not all(agent_specs):
-        raise ValueError(f"agents {agent_specs!r}: give at least one agent, none empty")
-    if len(agent_specs) > seats:
-        raise ValueError(f"{len(agent_specs)} agents for {seats} seats: give at most one per seat")
-    return [agent_specs[i % len(agent_specs)] for i in range(seats)]
 
 
 def rotated(layout: list[str], rotation: int) -> list[str]:
@@ -215,6 +206,8 @@ def main(argv=None):
     mode.add_argument("--stochastic", dest="deterministic", action="store_false",
                       help="checkpoint agents sample from their policy")
     args = parser.parse_args(argv)
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        parser.error(f"--json {args.json}: its folder does not exist")  # say so now, not after every game
     start = time.perf_counter()
     try:
         result = evaluate(args.env, parse_assignments(args.arg), args.agents.split(","), args.games, args.seed,

@@ -39,8 +39,16 @@ def game_spec(env_id: str) -> GameSpec:
 
 
 def make_raw_env(env_id: str, **env_args):
-    """The unwrapped AEC env (training drives it directly: the order checks cost time)."""
-    return importlib.import_module(game_spec(env_id).env_module).raw_env(**env_args)
+    """The unwrapped AEC env (training drives it directly: the order checks cost time).
+    A bad argument is a ``ValueError`` naming it."""
+    raw_env = importlib.import_module(game_spec(env_id).env_module).raw_env
+    try:
+        return raw_env(**env_args)
+    except TypeError:
+        known = env_arguments(env_id)
+        unknown = [k for k in env_args if k not in known] or list(env_args)
+        raise ValueError(f"unknown argument {', '.join(unknown)} for {env_id}; its arguments are "
+                         f"{', '.join(known)}") from None
 
 
 def env_arguments(env_id: str) -> list[str]:

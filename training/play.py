@@ -12,7 +12,7 @@ import argparse
 
 import yaml
 
-from .agents import make_agent
+from .agents import make_agent, seat_layout
 from .games import make_raw_env
 
 
@@ -22,16 +22,18 @@ def parse_assignments(pairs) -> dict:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise SystemExit(f"expected key=value, got {pair!r}")
-        out[key.strip()] = yaml.safe_load(value)
+            raise ValueError(f"expected key=value, got {pair!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{pair}: not a valid YAML value ({exc.problem})") from None
     return out
 
 
 def play(env_id: str, env_args: dict, agent_specs: list[str], seed: int, verbose: bool = True) -> list[int]:
     env = make_raw_env(env_id, **env_args)
     env.reset(seed=seed)
-    seats = len(env.possible_agents)
-    specs = [agent_specs[i % len(agent_specs)] for i in range(seats)]
+    specs = seat_layout(agent_specs, len(env.possible_agents))
     agents = [make_agent(s, env, env_id, env_args, seed=seed + i) for i, s in enumerate(specs)]
     game = env.game
     if verbose:
@@ -58,7 +60,10 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")
     args = parser.parse_args(argv)
-    scores = play(args.env, parse_assignments(args.arg), args.agents.split(","), args.seed)
+    try:
+        scores = play(args.env, parse_assignments(args.arg), args.agents.split(","), args.seed)
+    except ValueError as error:  # a bad agent, env or argument: a message, not a traceback
+        parser.error(str(error))
     print("final scores:", scores)
 
 

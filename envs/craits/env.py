@@ -125,6 +125,11 @@ class raw_env(CardGameEnv):
             raise ValueError(f"episode={episode!r}: choose one of {', '.join(EPISODES)}")
         if reward not in REWARDS:
             raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARDS)}")
+        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Rules)})
+        if unknown:
+            raise ValueError(f"unknown craits_v0 argument {', '.join(map(repr, unknown))}: the arguments are preset, "
+                             f"num_players, episode, reward, illegal_action, render_mode and the rule options "
+                             f"{', '.join(f.name for f in dataclasses.fields(Rules))}")
         self.rules = Rules.preset(preset, **options)
         self.rules.check_players(num_players)
         self.episode = episode
