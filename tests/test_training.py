@@ -344,3 +344,22 @@ def test_a_run_ending_on_an_evaluation_is_not_evaluated_twice(tmp_path):
     assert meta["evaluation"]["timesteps"] == steps[-1] == meta["timesteps"]
     rows = (next((run / "logs").iterdir()) / "progress.csv").read_text()
     assert "eval/win_share_vs_heuristic" in rows.splitlines()[0]
+
+
+def test_defaults_config_shows_every_default_the_code_uses():
+    from training.config import Config
+    assert load_config("configs/defaults.yaml").to_dict() == load_config(data={}).to_dict() == Config().to_dict()
+
+
+def test_self_play_draws_latest_or_window_and_frees_older_snapshots(tmp_path):
+    import shutil
+    snaps = tmp_path / "snapshots"
+    raw = make_raw_env("craits_v0")
+    pool = OpponentPool([PoolEntry("self_play", 1.0)], "craits_v0", {}, raw, snapshot_dir=snaps, latest_weight=0.5,
+                        window=1, seed=0)
+    for step in (1, 2, 3):
+        shutil.copytree("checkpoints/craits", snaps / f"step_{step:09d}")
+        os.utime(snaps, ns=(step, step))  # a new listing each time, even within one clock tick
+        drawn = {pool.draw().path for _ in range(60)}
+        assert drawn == {str(snaps / f"step_{s:09d}") for s in (step - 1, step) if s >= 1}
+        assert len(pool._agents) <= 2

@@ -66,6 +66,9 @@ class OpponentPool:
             self._snapshot_mtime = mtime
             self._snapshots = sorted(str(p) for p in self.snapshot_dir.iterdir()
                                      if p.name.startswith("step_") and (p / "meta.json").is_file())
+            drawable = set(self._snapshots[-1 - self.window:])
+            for path in [p for p in self._agents if p in self._snapshots and p not in drawable]:
+                del self._agents[path]  # out of the window for good: free it
         return self._snapshots
 
     def draw(self):
