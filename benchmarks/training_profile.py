@@ -132,7 +132,7 @@ def profile(config, steps: int) -> tuple[Timers, float, int]:
             venv = make_vec_env(config, run_dir)
         except ValueError as exc:  # a bad pool entry (OpponentPool loads every fixed entry up front)
             raise SystemExit(f"error: {exc}")
-        model = new_model(config, venv, run_dir)
+        model = new_model(config, venv)
         if uses_self_play(config):
             save_snapshot(config, model, run_dir, 0.0)  # as train(): the pool needs one before the first reset
         targets += [(type(model.policy), "forward", PPO_ROWS[0]), (MaskablePPO, "train", PPO_ROWS[1])]

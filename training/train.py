@@ -12,7 +12,7 @@ A run folder (``output.dir/output.name``) holds:
   stretch of training (a resumed run starts a new stretch; nothing is overwritten)
 - ``evaluations.jsonl`` every periodic evaluation against the heuristic and random
 
-Ctrl-C (or SIGTERM) writes a checkpoint before stopping, so ``--resume`` loses nothing.
+Ctrl-C (or SIGTERM) writes a checkpoint before stopping, so ``--resume`` loses nothing trained on.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def make_vec_env(config: Config, run_dir: Path, first_timestep: int = 0):
     return VecMonitor(venv)
 
 
-def new_model(config: Config, venv, run_dir: Path):
+def new_model(config: Config, venv):
     import torch.nn as nn
     from sb3_contrib import MaskablePPO
     a = config.algorithm
@@ -212,7 +212,7 @@ def train(config: Config, run_dir: Path, resume: bool = False) -> Path:
     if resume:
         model = MaskablePPO.load(run_dir / "checkpoint" / "model.zip", env=venv, device=config.algorithm.device)
     else:
-        model = new_model(config, venv, run_dir)
+        model = new_model(config, venv)
     snapshots = run_dir / "snapshots"
     if uses_self_play(config) and not (snapshots.is_dir() and any(snapshots.iterdir())):
         save_snapshot(config, model, run_dir, 0.0)  # the pool needs one before the first reset
