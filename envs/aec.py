@@ -14,7 +14,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .engine import is_int
+from .engine import IllegalActionError
 
 ILLEGAL_ACTION_MODES = ("penalty", "raise")
 
@@ -99,15 +99,15 @@ class CardGameEnv(AECEnv):
         seat = self.agent_name_mapping[agent]
         self._cumulative_rewards[agent] = 0.0
         game = self.game
-        legal = game.legal_actions()
-        if not is_int(action) or action not in legal:
+        try:
+            game.apply(action)  # the engine's own legality check, the only one
+        except IllegalActionError:
             if self.illegal_action == "raise":
-                raise ValueError(game.illegal_message(action, legal))
+                raise
             rewards = [0.0] * self.num_agents
             rewards[seat] = self.illegal_reward
             self._finish(rewards, illegal=True)
             return
-        game.apply_unchecked(int(action))  # legality checked above, once
         self._obs_cache = {}
         rewards = self._rewards()
         if self._episode_over():

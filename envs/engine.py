@@ -3,7 +3,7 @@
 An engine subclass defines ``_legal_actions()`` (the legal actions, sorted),
 ``_apply(action)`` (no validation), ``action_to_text(a)`` and ``text_to_action(s)``.
 ``legal_actions()`` is computed once per state and cached, since an env asks for it twice
-a step (the mask, then the legality check).
+a step (the mask, then ``apply``'s legality check).
 """
 from __future__ import annotations
 
@@ -39,12 +39,12 @@ class GameEngine:
 
     def apply(self, action: int) -> None:
         legal = self.legal_actions()
-        if not is_int(action) or action not in legal:
+        if type(action) is not int:  # numpy integers become ints; 3.0, True and None are no actions
+            if not is_int(action):
+                raise IllegalActionError(self.illegal_message(action, legal))
+            action = int(action)
+        if action not in legal:
             raise IllegalActionError(self.illegal_message(action, legal))
-        self.apply_unchecked(action)
-
-    def apply_unchecked(self, action: int) -> None:
-        """Apply an action already known to be legal (the env checks it against the mask)."""
         self._legal = None
         self._apply(action)
 

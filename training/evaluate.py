@@ -32,8 +32,7 @@ import time
 import numpy as np
 
 from .agents import make_agent, seat_layout
-from .games import game_spec, make_raw_env
-from .play import parse_assignments
+from .games import game_spec, make_raw_env, parse_env_args
 
 Z95 = 1.96
 CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
@@ -45,10 +44,11 @@ def rotated(layout: list[str], rotation: int) -> list[str]:
     return [layout[(seat - rotation) % k] for seat in range(k)]
 
 
-def play_game(env, agents, seed: int) -> tuple[list, list[int] | None]:
+def play_game(env, agents, seed: int, on_move=None) -> tuple[list, list[int] | None]:
     """One whole game from ``reset(seed)``: the final scores and the winning seats (None for a
     truncated game). Env episodes shorter than a game (Craits ``episode="deal"``) are chained
-    with ``reset()`` until the engine knows its winners."""
+    with ``reset()`` until the engine knows its winners. ``on_move(env, seat, action)`` is
+    called before each move is made (``training.play`` prints it)."""
     env.reset(seed=seed)
     for agent in agents:
         agent.reset()
@@ -60,7 +60,11 @@ def play_game(env, agents, seed: int) -> tuple[list, list[int] | None]:
                 truncated |= truncation
                 env.step(None)
                 continue
-            env.step(agents[env.agent_name_mapping[agent_id]].act(obs["observation"], obs["action_mask"]))
+            seat = env.agent_name_mapping[agent_id]
+            action = agents[seat].act(obs["observation"], obs["action_mask"])
+            if on_move is not None:
+                on_move(env, seat, action)
+            env.step(action)
         try:
             return env.game.scores(), env.game.winners()
         except ValueError:  # the game is not over
@@ -210,7 +214,7 @@ def main(argv=None):
         parser.error(f"--json {args.json}: its folder does not exist")  # say so now, not after every game
     start = time.perf_counter()
     try:
-        result = evaluate(args.env, parse_assignments(args.arg), args.agents.split(","), args.games, args.seed,
+        result = evaluate(args.env, parse_env_args(args.arg), args.agents.split(","), args.games, args.seed,
                           args.processes, args.deterministic)
     except ValueError as error:  # a bad agent, env argument or count: a message, not a traceback
         parser.error(str(error))

@@ -8,6 +8,8 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+import yaml
+
 
 @dataclass(frozen=True)
 class GameSpec:
@@ -56,3 +58,17 @@ def env_arguments(env_id: str) -> list[str]:
     import inspect
     raw_env = importlib.import_module(game_spec(env_id).env_module).raw_env
     return [p.name for p in inspect.signature(raw_env).parameters.values() if p.kind is not p.VAR_KEYWORD]
+
+
+def parse_env_args(pairs) -> dict:
+    """``["num_players=3", "deals=[5]"]`` -> ``{"num_players": 3, "deals": [5]}`` (YAML values)."""
+    out = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"expected key=value, got {pair!r}")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{pair}: not a valid YAML value ({exc.problem})") from None
+    return out

@@ -10,47 +10,31 @@ from __future__ import annotations
 
 import argparse
 
-import yaml
-
 from .agents import make_agent, seat_layout
-from .games import make_raw_env
-
-
-def parse_assignments(pairs) -> dict:
-    """``["num_players=3", "deals=[5]"]`` -> ``{"num_players": 3, "deals": [5]}`` (YAML values)."""
-    out = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"expected key=value, got {pair!r}")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{pair}: not a valid YAML value ({exc.problem})") from None
-    return out
+from .evaluate import play_game
+from .games import make_raw_env, parse_env_args
 
 
 def play(env_id: str, env_args: dict, agent_specs: list[str], seed: int, verbose: bool = True) -> list[int]:
     env = make_raw_env(env_id, **env_args)
-    env.reset(seed=seed)
     specs = seat_layout(agent_specs, len(env.possible_agents))
     agents = [make_agent(s, env, env_id, env_args, seed=seed + i) for i, s in enumerate(specs)]
-    game = env.game
-    if verbose:
-        print("\n".join(f"seat {i}: {s}" for i, s in enumerate(specs)) + "\n\n" + game.render() + "\n")
-    for agent_id in env.agent_iter():
-        obs, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        seat = env.agent_name_mapping[agent_id]
-        action = agents[seat].act(obs["observation"], obs["action_mask"])
-        if verbose:
-            print(f"seat {seat} ({specs[seat]}): {game.action_to_text(action)}")
-        env.step(action)
-        if verbose and (getattr(game, "deal_over", False) or env.terminations[agent_id] or env.truncations[agent_id]):
+    moves = 0
+
+    def show(env, seat, action):
+        nonlocal moves
+        game = env.game
+        if moves == 0:
+            print("\n".join(f"seat {i}: {s}" for i, s in enumerate(specs)))
+        if moves == 0 or getattr(game, "deal_over", False):  # the table as the next deal starts
             print("\n" + game.render() + "\n")
-    return game.scores()
+        moves += 1
+        print(f"seat {seat} ({specs[seat]}): {game.action_to_text(action)}")
+
+    scores, _ = play_game(env, agents, seed, on_move=show if verbose else None)
+    if verbose:
+        print("\n" + env.game.render() + "\n")
+    return scores
 
 
 def main(argv=None):
@@ -61,7 +45,7 @@ def main(argv=None):
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")
     args = parser.parse_args(argv)
     try:
-        scores = play(args.env, parse_assignments(args.arg), args.agents.split(","), args.seed)
+        scores = play(args.env, parse_env_args(args.arg), args.agents.split(","), args.seed)
     except ValueError as error:  # a bad agent, env or argument: a message, not a traceback
         parser.error(str(error))
     print("final scores:", scores)
