@@ -28,6 +28,12 @@ def zero_sum_win_rewards(winners, num_players: int) -> list[float]:
     return [win if s in winners else lose for s in range(num_players)]
 
 
+def versus_others(values) -> list[float]:
+    """Each value minus the mean of the others': zero-sum, the shape of both games' rewards."""
+    total, others = sum(values), len(values) - 1
+    return [v - (total - v) / others for v in values]
+
+
 class CardGameEnv(AECEnv):
     """AEC env around a ``GameEngine``. Subclasses implement:
 

@@ -97,7 +97,7 @@ import dataclasses
 
 import numpy as np
 
-from ..aec import CardGameEnv, wrap, zero_sum_win_rewards
+from ..aec import CardGameEnv, versus_others, wrap, zero_sum_win_rewards
 from .game import BLIND_SUIT, NUM_ACTIONS, OVER, CraitsGame
 from .rules import Rules
 
@@ -164,12 +164,11 @@ class raw_env(CardGameEnv):
         if not game.deal_over:
             return None
         sides = game.sides()
-        points = [sum(game.last_deal_points[s] for s in side) for side in sides]
-        total, others = sum(points), len(points) - 1
+        gains = versus_others([-sum(game.last_deal_points[s] for s in side) for side in sides])  # points hurt
         rewards = [0.0] * game.num_players
-        for side, own in zip(sides, points):
+        for side, gain in zip(sides, gains):
             for seat in side:
-                rewards[seat] = ((total - own) / others - own) / 100.0
+                rewards[seat] = gain / 100.0
         return rewards
 
     def _encode(self, seat: int) -> np.ndarray:

@@ -99,7 +99,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aec import CardGameEnv, wrap, zero_sum_win_rewards
+from ..aec import CardGameEnv, versus_others, wrap, zero_sum_win_rewards
 from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score
 
 OBS_SIZE = 206
@@ -207,9 +207,7 @@ class raw_env(CardGameEnv):
             return None
         if self.reward == "win":
             return zero_sum_win_rewards(game.winners(), NUM_PLAYERS)
-        results = np.array([result(game.score(seat)) for seat in range(NUM_PLAYERS)], float)
-        others_mean = (results.sum() - results) / (NUM_PLAYERS - 1)
-        return ((results - others_mean) / REWARD_SCALE).tolist()
+        return [gain / REWARD_SCALE for gain in versus_others([result(game.score(seat)) for seat in range(NUM_PLAYERS)])]
 
     def _public_rows(self, key) -> np.ndarray:
         """Raw observation rows (one per seat) with what every seat sees alike, in its own
