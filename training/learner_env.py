@@ -21,7 +21,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 
-from .agents import PolicyAgent, make_agent
+from .agents import make_agent
 from .games import make_raw_env
 
 
@@ -80,10 +80,7 @@ class OpponentPool:
             raise RuntimeError(f"self_play opponent drawn but no snapshot in {self.snapshot_dir} yet")
         older = snaps[-1 - self.window:-1]
         pick = snaps[-1] if not older or self.rng.random() < self.latest_weight else older[self.rng.integers(len(older))]
-        agent = self._agents.get(pick)
-        if agent is None:
-            agent = self._agents[pick] = PolicyAgent(pick, self.deterministic, seed=int(self.rng.integers(2**32)))
-        return agent
+        return self._agent(pick)  # a snapshot is an ordinary checkpoint, checked like any other
 
 
 class LearnerEnv(gymnasium.Env):
