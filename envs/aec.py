@@ -14,7 +14,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .engine import IllegalActionError
+from .engine import IllegalActionError, check_choice, shown
 
 ILLEGAL_ACTION_MODES = ("penalty", "raise")
 
@@ -34,6 +34,14 @@ def versus_others(values) -> list[float]:
     return [v - (total - v) / others for v in values]
 
 
+def check_arguments(env_name: str, given, allowed) -> None:
+    """``ValueError`` naming every argument of ``given`` that the env does not take."""
+    unknown = [k for k in given if k not in allowed]
+    if unknown:
+        raise ValueError(f"unknown {env_name} argument {', '.join(shown(k) for k in unknown)}: "
+                         f"the arguments are {', '.join(allowed)}")
+
+
 class CardGameEnv(AECEnv):
     """AEC env around a ``GameEngine``. Subclasses implement:
 
@@ -49,10 +57,8 @@ class CardGameEnv(AECEnv):
     def __init__(self, num_players: int, obs_size: int, num_actions: int, illegal_action: str = "penalty",
                  illegal_reward: float = -1.0, render_mode: str | None = None):
         super().__init__()
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action={illegal_action!r}: choose one of {', '.join(ILLEGAL_ACTION_MODES)}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode={render_mode!r}: choose one of {self.metadata['render_modes']} or None")
+        check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
+        check_choice("render_mode", render_mode, (*self.metadata["render_modes"], None))
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
         self.render_mode = render_mode

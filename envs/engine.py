@@ -7,10 +7,44 @@ a step (the mask, then ``apply``'s legality check).
 """
 from __future__ import annotations
 
+import operator
+
+
+def as_action(value) -> int | None:
+    """``value`` as an int action, or None if it is none: integers (numpy's and 0-d integer
+    arrays included) are actions; bools, floats (even whole ones), strings, None and
+    arrays of more than one element are not."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
 
 def is_int(value) -> bool:
-    """An integer (numpy's included); not a bool, nor a float that happens to be whole."""
-    return not isinstance(value, bool) and hasattr(value, "__index__")
+    return as_action(value) is not None
+
+
+def shown(value, limit: int = 200) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for error messages about user input."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def check_choice(name: str, value, allowed, what: str = "") -> None:
+    """The one "choose one of" check: ``ValueError`` naming the option and the choices."""
+    if not any(value == a and type(value) is type(a) for a in allowed):
+        raise ValueError(f"{what}{name}={shown(value)}: choose one of {', '.join(map(str, allowed))}")
+
+
+def action_words(text) -> list[str]:
+    """The words of an action text, lower case; ``ValueError`` for anything but a string."""
+    if not isinstance(text, str):
+        raise ValueError(f"an action text is a string such as 'play 7H', not {shown(text)}")
+    return text.lower().split()
 
 
 class IllegalActionError(ValueError):
@@ -39,10 +73,11 @@ class GameEngine:
 
     def apply(self, action: int) -> None:
         legal = self.legal_actions()
-        if type(action) is not int:  # numpy integers become ints; 3.0, True and None are no actions
-            if not is_int(action):
+        if type(action) is not int:  # numpy integers become ints; 3.0, True, "3" and None are no actions
+            number = as_action(action)
+            if number is None:
                 raise IllegalActionError(self.illegal_message(action, legal))
-            action = int(action)
+            action = number
         if action not in legal:
             raise IllegalActionError(self.illegal_message(action, legal))
         self._legal = None
@@ -50,9 +85,13 @@ class GameEngine:
 
     def illegal_message(self, action, legal=None) -> str:
         legal = self.legal_actions() if legal is None else legal
+        options = ", ".join(f"{self.action_to_text(a)} ({a})" for a in legal) or "none: the game is over"
+        number = as_action(action)
+        if number is None:
+            return (f"illegal action {shown(action)} for player {self.current_player}: actions are integers, "
+                    f"not {type(action).__name__}; legal: {options}")
         try:
-            name = f"{self.action_to_text(int(action))!r} ({action})"
-        except (ValueError, TypeError, IndexError):
-            name = repr(action)
-        shown = ", ".join(self.action_to_text(a) for a in legal) or "none: the game is over"
-        return f"illegal action {name} for player {self.current_player}; legal: {shown}"
+            name = f"{self.action_to_text(number)!r} ({number})"
+        except (ValueError, IndexError):
+            name = str(number)
+        return f"illegal action {name} for player {self.current_player}; legal: {options}"

@@ -50,3 +50,53 @@ def test_order_is_enforced(module):
         env.agent_selection
     with pytest.raises(AttributeError, match="before reset"):
         env.last()
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), np.array([0]), np.array([0, 1]), "0", 2 ** 80],
+                         ids=repr)
+def test_any_malformed_action_is_penalised_like_an_illegal_one(module, bad):
+    env = module.env()
+    env.reset(seed=1)
+    agent = env.agent_selection
+    env.step(bad)
+    assert all(env.terminations.values()) and env.rewards[agent] == -1
+    assert env.infos[agent]["illegal_action"]
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
+def test_integer_forms_of_a_legal_action_are_accepted(module):
+    for form in (int, np.int64, np.array):
+        env = module.raw_env(illegal_action="raise")
+        env.reset(seed=1)
+        env.step(form(env.game.legal_actions()[0]))
+        assert not any(env.terminations.values())
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
+def test_a_float_or_text_legal_action_is_refused_saying_why(module):
+    env = module.raw_env(illegal_action="raise")
+    env.reset(seed=1)
+    legal = env.game.legal_actions()[0]
+    for form in (float(legal), str(legal)):
+        with pytest.raises(ValueError, match=f"illegal action {form!r} .*actions are integers, not "
+                                             f"{type(form).__name__}; legal: "):
+            env.step(form)
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
+def test_text_to_action_takes_only_text(module):
+    env = module.raw_env()
+    env.reset(seed=1)
+    for bad in (None, 3, ["play", "7H"]):
+        with pytest.raises(ValueError, match="action text is a string"):
+            env.game.text_to_action(bad)
+    with pytest.raises(ValueError) as error:
+        env.game.text_to_action("x" * 10_000)
+    assert len(str(error.value)) < 400  # the rejected value is cut, not echoed in full
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
+def test_unknown_env_argument_is_a_value_error_naming_it(module):
+    with pytest.raises(ValueError, match="unknown .* argument 'bogus': the arguments are .*reward"):
+        module.raw_env(bogus=1)

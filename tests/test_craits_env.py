@@ -205,3 +205,29 @@ def test_safety_net_cut_reports_a_truncation():
     env.step(int(np.flatnonzero(obs["action_mask"])[0]))
     assert all(env.truncations.values()) and not any(env.terminations.values())
     assert abs(sum(env.rewards.values())) < 1e-9  # the deal is scored as it stands, zero-sum
+
+
+@pytest.mark.parametrize("deals", [[3, 4], [3]])
+def test_deal_episode_after_an_illegal_action_starts_the_next_deal(deals):
+    env = craits_v0.raw_env(num_players=3, episode="deal", deals=deals)
+    env.reset(seed=4)
+    env.step(env.game.legal_actions()[0])
+    first = env.game
+    illegal = int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"] == 0)[0])
+    env.step(illegal)
+    assert all(env.terminations.values())
+    env.reset()
+    assert not any(env.terminations.values()) and env.game.deal_actions == 0
+    if len(deals) == 2:  # the next deal of the same game, the cut one unscored
+        assert env.game is first and env.game.deal_index == 1 and env.game.scores() == [0, 0, 0]
+        assert env.game.hand_size(0) in (4, 5, 6)  # dealt 4 (the upcard may add or take one)
+    else:  # after the last deal: a new game
+        assert env.game is not first and env.game.deal_index == 0
+
+
+def test_deal_episode_reset_before_any_move_keeps_the_deal():
+    env = craits_v0.raw_env(episode="deal", deals=[3, 4])
+    env.reset(seed=4)
+    hands = [env.game.hand(s) for s in range(4)]
+    env.reset()
+    assert env.game.deal_index == 0 and [env.game.hand(s) for s in range(4)] == hands

@@ -717,8 +717,8 @@ def test_last_2_starts_a_crank_and_the_deal_ends_when_it_ends(preset, count):
     assert g.scores() == [0, 20 + 10 * count, 10, 10]
 
 
-@pytest.mark.parametrize("preset,count", [("craits", 6), ("create", 4)])
-def test_last_2_crank_reaches_the_out_player_who_draws_and_the_deal_goes_on(preset, count):
+@pytest.mark.parametrize("preset,count,points", [("craits", 6, 4 * 15 + 2 * 30), ("create", 4, 4 * 15)])
+def test_last_2_crank_reaches_the_out_player_who_draws_and_the_deal_ends(preset, count, points):
     hands = [["2H"], ["AH", "KC", "QC"], ["2S", "KD", "QD"], ["AS", "KS", "QS"]]
     stock = ["4C", "4D", "4H", "4S", "6C", "6D", "6H"]
     g = pos(hands, "7H", stock, r=rules(preset))
@@ -726,9 +726,15 @@ def test_last_2_crank_reaches_the_out_player_who_draws_and_the_deal_goes_on(pres
     assert g.current_player == 0 and g.hand_size(0) == 0 and not g.deal_over
     assert legal(g) == {"draw"}
     act(g, "draw")
-    assert hand(g, 0) == set(stock[:count])
-    assert not g.deal_over and not g.game_over and g.phase == "play" and g.crank == 0
-    assert g.current_player == 1 and g.top == "AS"
+    # A deal never goes on after someone has gone out: the drawer scores the cards drawn.
+    assert g.deal_over and g.game_over and g.last_deal_points == [points, 20, 20, 20]
+
+
+def test_out_player_who_draws_a_crank_scores_it_and_the_next_deal_starts():
+    g = pos([["2H"], ["AH", "KC"]], "7H", ["4C", "4D", "4H", "QS"], r=rules(deals=[5, 5]))
+    act(g, "play 2H", "play AH", "draw")  # seat 0, out, takes the count 3
+    assert g.deal_over and not g.game_over and g.deal_index == 1 and g.phase != "over"
+    assert g.last_deal_points == [45, 10] and g.scores() == [45, 10]
 
 
 def test_out_in_a_crank_and_the_crank_taken_by_another_ends_the_deal():
@@ -954,6 +960,40 @@ def test_stalemate_counts_a_crank_count_taken_from_nothing():
     assert not g.deal_over
     act(g, "draw")
     assert g.game_over and g.scores() == [20 + 5, 20 + 5]
+
+
+def _trade_5s():
+    """Two players trading 5s with every other card out of the game: each 5 makes the other
+    redraw the card under it (reshuffled from a discard pile of two), and play cycles."""
+    return pos([["5H", "KC"], ["5S", "KD"]], "5D", [])
+
+
+def test_repetition_the_third_occurrence_of_a_position_ends_the_deal():
+    g = _trade_5s()
+    act(g, "play 5H", "play 5S")  # seat 1 redrew 5D, seat 0 redrew 5H: first occurrences
+    assert hand(g, 0) == {"KC", "5H"} and hand(g, 1) == {"KD", "5D"} and g.top == "5S"
+    act(g, "play 5H", "play 5S")  # both positions for the second time
+    assert not g.deal_over and hand(g, 0) == {"KC", "5H"} and hand(g, 1) == {"KD", "5D"}
+    act(g, "play 5H")  # seat 1 to play with KD 5D 5S on 5H: its third time
+    assert g.deal_over and g.game_over and not g.deal_truncated
+    assert g.scores() == [10, 10 + 30 + 30]  # scored as it stands
+
+
+def test_repetition_counts_a_position_however_play_came_back_to_it():
+    g = _trade_5s()
+    act(g, "play 5H", "play 5S", "play 5H")  # seat 1 to play on 5H with KD 5D 5S: twice
+    act(g, "play 5D")  # seat 0 redraws 5H, seat 1 keeps 5S: a position not seen before
+    assert not g.deal_over and hand(g, 1) == {"KD", "5S"}
+    act(g, "play 5H")  # seat 1 redraws 5D: KD 5D 5S on 5H for the third time
+    assert g.deal_over and g.scores() == [10, 70]
+
+
+def test_repetition_counts_per_deal():
+    g = pos([["5H", "KC"], ["5S", "KD"]], "5D", [], r=rules(deals=[5, 5]))
+    act(g, "play 5H", "play 5S", "play 5H", "play 5S", "play 5H")
+    assert g.deal_over and g.deal_index == 1
+    g2 = g.copy()
+    assert g2.positions is None  # the new deal has not reshuffled: nothing to count
 
 
 def test_deal_cut_after_10000_actions():

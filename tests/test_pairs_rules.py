@@ -304,7 +304,7 @@ def test_instant_winners_share_the_win_over_higher_totals():
 
 def test_illegal_actions_raise_value_error_naming_the_action():
     game = PairsDraftGame.from_position([[1, 2], [3, 4], [5, 6], [7, 8]])
-    with pytest.raises(ValueError, match=r"illegal action 'play 3' \(2\) for player 0; legal: play 1, play 2"):
+    with pytest.raises(ValueError, match=r"illegal action 'play 3' \(2\) for player 0; legal: play 1 \(0\), play 2 \(1\)"):
         game.apply(2)
     for bad in (-1, 10, "1"):
         with pytest.raises(IllegalActionError):

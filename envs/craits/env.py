@@ -82,9 +82,23 @@ A deal cut by the 10,000-action safety net ends the episode with ``truncations``
 - Stalemate: `draw` actions in a row that obtained no card (empty stock and nothing to
   reshuffle, or pressure instead) are counted; playing or drawing a card resets the count;
   when it reaches the number of players the deal ends and is scored as it stands.
+- Repetition: the deal ends, scored as it stands, when the same position occurs for the
+  third time in it (every hand, the stock in order, the discard pile's cards and top, the
+  current suit, who acts and what they decide, crank count, direction, announcements,
+  pending lost turns). Only a reshuffle lets a position come back, so positions are
+  counted only from a deal's first reshuffle.
 - A deal is cut after 10,000 actions (scored as it stands, reported as a truncation).
+- A deal never goes on after someone has gone out: when a crank started by (or run
+  through) a player's last card comes back to them, they draw the count and the deal
+  ends with that crank, the drawer scoring the cards drawn.
 - A missed announcement's lost turn is used up by the next time the turn would reach the
   player, also through a 4's extra turn with 2 players; a player skipped by a 4 keeps it.
+  One still pending when the deal ends lapses with the deal (pressure tallies run on).
+- `three_scoring="create"`: each 3 first cancels one card that is neither a 3 nor an 8;
+  3s left over then cancel each other in pairs (`3 3 A` scores 6).
+- The upcard's power applies in both presets (the dealer's play), not only for 8 and 9.
+- `episode="deal"`: `reset()` after an episode cut short by an illegal action starts the
+  next deal (the cut deal is not scored), or a new game after the last deal.
 - Each deal's cards come from a generator seeded by the game seed and the deal number, so
   a deal is the same whatever happened before it (duplicate evaluation relies on this).
 
@@ -97,7 +111,8 @@ import dataclasses
 
 import numpy as np
 
-from ..aec import CardGameEnv, versus_others, wrap, zero_sum_win_rewards
+from ..aec import CardGameEnv, check_arguments, versus_others, wrap, zero_sum_win_rewards
+from ..engine import check_choice
 from .game import BLIND_SUIT, NUM_ACTIONS, OVER, CraitsGame
 from .rules import Rules
 
@@ -121,15 +136,10 @@ class raw_env(CardGameEnv):
 
     def __init__(self, preset: str = "craits", num_players: int = 4, episode: str = "game", reward: str = "deal",
                  illegal_action: str = "penalty", render_mode: str | None = None, **options):
-        if episode not in EPISODES:
-            raise ValueError(f"episode={episode!r}: choose one of {', '.join(EPISODES)}")
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARDS)}")
-        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(Rules)})
-        if unknown:
-            raise ValueError(f"unknown craits_v0 argument {', '.join(map(repr, unknown))}: the arguments are preset, "
-                             f"num_players, episode, reward, illegal_action, render_mode and the rule options "
-                             f"{', '.join(f.name for f in dataclasses.fields(Rules))}")
+        check_choice("episode", episode, EPISODES)
+        check_choice("reward", reward, REWARDS)
+        check_arguments(self.metadata["name"], options, ["preset", "num_players", "episode", "reward",
+                        "illegal_action", "render_mode", *(f.name for f in dataclasses.fields(Rules))])
         self.rules = Rules.preset(preset, **options)
         self.rules.check_players(num_players)
         self.episode = episode
@@ -146,9 +156,12 @@ class raw_env(CardGameEnv):
     def reset(self, seed=None, options=None):
         game = self.game
         if self.episode == "deal" and seed is None and game is not None and not game.game_over:
-            self._start_episode()  # the next deal of the same game
-        else:
-            super().reset(seed, options)
+            if not game.deal_over and game.deal_actions:
+                game.abandon_deal()  # the last episode stopped mid-deal (an illegal action)
+            if not game.game_over:
+                self._start_episode()  # the next deal of the same game
+                return
+        super().reset(seed, options)
 
     def _episode_over(self) -> bool:
         game = self.game

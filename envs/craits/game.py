@@ -19,7 +19,7 @@ import random
 
 from ..cards import (RANK_BITS, SUIT_BITS, SUITS, bits_to_cards, card_to_text, cards_to_bits,
                      parse_card, parse_suit)
-from ..engine import GameEngine
+from ..engine import GameEngine, action_words, shown
 from .rules import Rules
 
 UNANNOUNCED = 52
@@ -126,6 +126,8 @@ class CraitsGame(GameEngine):
         self.deal_pressure = [0] * n
         self.stalled_draws = 0
         self.deal_actions = 0
+        self.someone_out = False  # once set, the deal ends as soon as no crank runs (1.7)
+        self.positions = None  # position -> times seen; counted only once the deal reshuffled
 
     def _end_deal(self, truncated: bool = False) -> None:
         scoring = self.rules.three_scoring
@@ -135,6 +137,16 @@ class CraitsGame(GameEngine):
         self.last_deal_points = points
         self.deal_over = True
         self.deal_truncated = truncated
+        self._next_deal()
+
+    def abandon_deal(self) -> None:
+        """Leave the deal under way unscored and deal the next one (after the last deal the
+        game is over): for an env episode cut short by an illegal action."""
+        self._legal = None
+        self.deal_over = self.deal_truncated = False
+        self._next_deal()
+
+    def _next_deal(self) -> None:
         if self.deal_index + 1 < len(self.rules.deals):
             self.deal_index += 1
             self._start_deal()
@@ -155,6 +167,8 @@ class CraitsGame(GameEngine):
                     continue
                 if len(self.discard) < 2:
                     continue
+                if self.positions is None:
+                    self.positions = {}  # only a reshuffle lets a position come back
                 top = self.discard.pop()
                 stock.extend(self.discard)
                 self.rng.shuffle(stock)
@@ -189,6 +203,7 @@ class CraitsGame(GameEngine):
             out = left == 0
             if out:
                 self.announced[seat] = False
+                self.someone_out = True
             elif left == 1:
                 if announced:
                     self.announced[seat] = True
@@ -269,10 +284,24 @@ class CraitsGame(GameEngine):
         else:
             self.stalled_draws = 0
             self._play_card(seat, action % UNANNOUNCED, announced=action < UNANNOUNCED)
-        if self.crank == 0 and not all(self.hand_bits):
+        if self.crank == 0 and self.someone_out:
+            self._end_deal()
+        elif self.positions is not None and self._repeated():
             self._end_deal()
         elif self.deal_actions >= MAX_DEAL_ACTIONS:
             self._end_deal(truncated=True)
+
+    def _repeated(self) -> bool:
+        """Count the position just reached; True on its third occurrence (RULES.md 1.7).
+        The discard pile counts as its cards and its top: their order only changes how a
+        reshuffle may fall, not what may happen next."""
+        key = (tuple(self.hand_bits), tuple(self.stock), self.discard_bits, self.discard[-1], self.suit_id,
+               self.current_player, self.phase_id, self.suit_choices if self.phase_id in (NAME_SUIT, BLIND_SUIT) else 0,
+               self.crank, self.direction,
+               tuple(self.announced), tuple(self.lose_turn))
+        seen = self.positions.get(key, 0) + 1
+        self.positions[key] = seen
+        return seen >= 3
 
     def action_to_text(self, action: int) -> str:
         action = int(action)
@@ -288,14 +317,14 @@ class CraitsGame(GameEngine):
 
     @staticmethod
     def text_to_action(text: str) -> int:
-        words = text.strip().lower().split()
+        words = action_words(text)
         if words == ["draw"]:
             return DRAW
         if len(words) == 2 and words[0] == "suit":
             return SUIT_ACTION + parse_suit(words[1])
         if words and words[0] == "play" and (len(words) == 2 or words[2:] == ["unannounced"]):
             return parse_card(words[1]) + (UNANNOUNCED if len(words) == 3 else 0)
-        raise ValueError(f"unknown Craits action text {text!r}: use 'play 7H', 'play 7H unannounced', 'draw' or 'suit S'")
+        raise ValueError(f"unknown Craits action text {shown(text)}: use 'play 7H', 'play 7H unannounced', 'draw' or 'suit S'")
 
     @property
     def top(self) -> str:
@@ -344,6 +373,8 @@ class CraitsGame(GameEngine):
         for name in ("hand_bits", "stock", "discard", "scores_", "pressures", "announced",
                      "lose_turn", "deal_pressure"):
             setattr(new, name, list(getattr(self, name)))
+        if self.positions is not None:
+            new.positions = dict(self.positions)
         new.rng = random.Random()
         new.rng.setstate(self.rng.getstate())
         return new
@@ -409,6 +440,7 @@ class CraitsGame(GameEngine):
         if len(game.scores_) != n or len(game.pressures) != n:
             raise ValueError(f"scores and pressures need one entry per seat ({n})")
         game._reset_deal_state()
+        game.someone_out = not all(game.hand_bits)
         game.direction = direction
         game.current_player = to_play
         game.discard = [top_card]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from ..engine import check_choice
+
 DEAL_SIZES = {
     "full": (8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8),
     "short": (8, 7, 6, 5, 4, 3, 2, 1),
@@ -43,9 +45,7 @@ class Rules:
 
     def __post_init__(self):
         for name, allowed in CHOICES.items():
-            value = getattr(self, name)
-            if value not in allowed:
-                raise ValueError(f"Craits option {name}={value!r} is not allowed: choose one of {', '.join(allowed)}")
+            check_choice(name, getattr(self, name), allowed, "Craits option ")
         if not isinstance(self.partnership, bool):
             raise ValueError(f"Craits option partnership={self.partnership!r} must be True or False")
         deals = self.deals
@@ -63,8 +63,7 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str = "craits", **overrides) -> "Rules":
-        if name not in PRESETS:
-            raise ValueError(f"unknown Craits preset {name!r}: choose one of {', '.join(PRESETS)}")
+        check_choice("preset", name, tuple(PRESETS), "Craits ")
         known = {f.name for f in fields(cls)}
         for key in overrides:
             if key not in known:

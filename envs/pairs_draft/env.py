@@ -99,7 +99,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..aec import CardGameEnv, versus_others, wrap, zero_sum_win_rewards
+from ..aec import CardGameEnv, check_arguments, versus_others, wrap, zero_sum_win_rewards
+from ..engine import check_choice
 from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score
 
 OBS_SIZE = 206
@@ -160,9 +161,10 @@ def result(score: Score) -> int:
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "pairs_draft_v0"}
 
-    def __init__(self, reward: str = "points", illegal_action: str = "penalty", render_mode: str | None = None):
-        if reward not in REWARDS:
-            raise ValueError(f"reward={reward!r}: choose one of {', '.join(REWARDS)}")
+    def __init__(self, reward: str = "points", illegal_action: str = "penalty", render_mode: str | None = None,
+                 **unknown):
+        check_arguments(self.metadata["name"], unknown, ["reward", "illegal_action", "render_mode"])
+        check_choice("reward", reward, REWARDS)
         self.reward = reward
         super().__init__(NUM_PLAYERS, OBS_SIZE, NUM_ACTIONS, illegal_action, render_mode=render_mode)
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from typing import NamedTuple
 
-from ..engine import GameEngine, is_int
+from ..engine import GameEngine, action_words, is_int, shown
 
 NUM_PLAYERS = 4
 NUM_ACTIONS = 10  # action a is the number a + 1
@@ -361,17 +361,17 @@ class PairsDraftGame(GameEngine):
         return f"{VERBS[self._phase]} {action + 1}"
 
     def text_to_action(self, text: str) -> int:
-        parts = text.split()
-        if len(parts) != 2 or not parts[1].isdecimal():
-            raise ValueError(f"unknown action {text!r}: expected a verb and a number, e.g. 'play 7'")
-        verb, number = parts[0].lower(), int(parts[1])
+        parts = action_words(text)
+        if len(parts) != 2 or not parts[1].isdecimal() or len(parts[1]) > 3:
+            raise ValueError(f"unknown action {shown(text)}: expected a verb and a number, e.g. 'play 7'")
+        verb, number = parts[0], int(parts[1])
         expected = VERBS[self._phase]
         if verb not in VERBS.values():
-            raise ValueError(f"unknown verb {parts[0]!r} in {text!r}: use '{expected} <number>'")
+            raise ValueError(f"unknown verb {shown(verb)} in {shown(text)}: use '{expected} <number>'")
         if verb != expected:
-            raise ValueError(f"{text!r} does not fit the {self._phase} phase: use '{expected} <number>'")
+            raise ValueError(f"{shown(text)} does not fit the {self._phase} phase: use '{expected} <number>'")
         if not 1 <= number <= NUM_ACTIONS:
-            raise ValueError(f"{text!r}: the number must be 1-{NUM_ACTIONS}")
+            raise ValueError(f"{shown(text)}: the number must be 1-{NUM_ACTIONS}")
         return number - 1
 
     def render(self) -> str:
