@@ -59,3 +59,23 @@ def run_env_episode(env, rng: random.Random, on_step=None) -> dict:
         if action is not None and on_step is not None:
             on_step(env, agent, action)
     return totals
+
+
+def observation_playthrough(env, seed: int, entry) -> str:
+    """The acting seat's observation at every step of a seeded random game, one line a step
+    with the action taken (or the final reward), its nonzero entries as ``index:value``
+    (``entry(index, value)`` formats one, or None to skip it): pins the layout down."""
+    env.reset(seed=seed)
+    rng = random.Random(seed)
+    lines = []
+    for agent in env.agent_iter():
+        obs, reward, termination, truncation, _ = env.last()
+        entries = " ".join(e for i, v in enumerate(obs["observation"]) if v and (e := entry(i, v)))
+        if termination or truncation:
+            lines.append(f"{agent} final reward {reward:+.4f} | {entries}")
+            env.step(None)
+            continue
+        action = random_legal(rng, obs["action_mask"])
+        lines.append(f"{agent} {env.game.action_to_text(action)} | {entries}")
+        env.step(action)
+    return "\n".join(lines) + "\n"

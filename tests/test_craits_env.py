@@ -12,7 +12,7 @@ from envs import craits_v0
 from envs.craits import CraitsGame, Rules
 from envs.craits.env import HAND, OBS_SIZE, PHASE
 from envs.craits.game import BLIND_SUIT
-from helpers import check_golden, playthrough, random_legal, run_env_episode
+from helpers import check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
 
 CONFIGS = [
     dict(num_players=2),
@@ -150,7 +150,7 @@ def test_blind_suit_naming_hides_the_hand():
     env._start_episode()
     obs = env.observe(env.agent_selection)["observation"]
     assert env.agent_selection == "player_0"  # the dealer of the first deal
-    assert obs.shape == (OBS_SIZE,) and not obs[HAND:HAND + 52].any() and obs[PHASE + 2] == 1
+    assert obs.shape == (OBS_SIZE,) and not obs[HAND:HAND + 52].any() and obs[PHASE + BLIND_SUIT] == 1
     env.step(int(np.flatnonzero(env.observe("player_0")["action_mask"])[0]))
     nxt = env.agent_selection  # the next player sees its own hand again
     assert env.observe(nxt)["observation"][HAND:HAND + 52].sum() == env.game.hand_size(env.agent_name_mapping[nxt])
@@ -231,3 +231,11 @@ def test_deal_episode_reset_before_any_move_keeps_the_deal():
     hands = [env.game.hand(s) for s in range(4)]
     env.reset()
     assert env.game.deal_index == 0 and [env.game.hand(s) for s in range(4)] == hands
+
+
+def test_golden_observations():
+    """Every observation of a seeded two-deal partnership game under pressure scoring, as
+    ``index:value``: a reordered or rescaled field fails here."""
+    env = craits_v0.raw_env(preset="create", partnership=True, deals=[3, 2])
+    check_golden("craits_observations_seed7.txt",
+                 observation_playthrough(env, 7, lambda i, v: f"{i}:{round(float(v), 4):g}"))

@@ -9,13 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..bot import HeuristicBot
-from .env import DIRECTION, HAND, OTHERS, PHASE, SLOT_SIZE
-from .game import (CARD_POINTS, EIGHT, FIVE, FOUR, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
+from .env import DIRECTION, HAND, MAX_OTHERS, ONE_CARD, OTHERS, PARTNER, PHASE, PRESENT, SLOT_SIZE
+from .game import (BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
                    UNANNOUNCED)
 from .rules import Rules
-
-BLIND = PHASE + 2
-CRANK_PHASE = PHASE + 4
 
 
 class CraitsHeuristic(HeuristicBot):
@@ -25,9 +22,9 @@ class CraitsHeuristic(HeuristicBot):
     def choose(self, observation: np.ndarray, legal: np.ndarray) -> int:
         hand = np.flatnonzero(observation[HAND:HAND + 52])
         if legal[0] >= SUIT_ACTION:
-            return self._name_suit(legal, hand, observation[BLIND] > 0)
+            return self._name_suit(legal, hand, observation[PHASE + BLIND_SUIT] > 0)
         plays = [int(a) for a in legal if a < UNANNOUNCED]  # always announce
-        if observation[CRANK_PHASE] > 0:
+        if observation[PHASE + CRANK] > 0:
             return max(plays, key=lambda c: (c >> 2 == TWO, c))  # a 2 raises the count most
         return max(plays, key=lambda c: (self._value(c, hand, observation), -c))
 
@@ -43,11 +40,11 @@ class CraitsHeuristic(HeuristicBot):
 
     def _value(self, card: int, hand, observation) -> float:
         rank = card >> 2
-        others = int(observation[OTHERS:OTHERS + 4 * SLOT_SIZE:SLOT_SIZE].sum())
+        others = int(observation[OTHERS + PRESENT:OTHERS + MAX_OTHERS * SLOT_SIZE:SLOT_SIZE].sum())
         next_slot = 0 if observation[DIRECTION] > 0 else others - 1
         base = OTHERS + next_slot * SLOT_SIZE
-        next_is_partner = observation[base + 4] > 0
-        next_about_out = observation[base + 2] > 0 and not next_is_partner
+        next_is_partner = observation[base + PARTNER] > 0
+        next_about_out = observation[base + ONE_CARD] > 0 and not next_is_partner
         value = float(CARD_POINTS[rank])
         if rank in (EIGHT, NINE) and len(hand) > 2:
             value -= 80  # a wild card is worth more kept than shed

@@ -49,20 +49,23 @@ for agent in env.agent_iter():
 Seats are relative to the observer: slot k (k = 1…4) is the seat k places to the left;
 slots beyond the number of players are zero. Numbers are scaled to roughly [0, 1].
 
-| index | content |
-|---|---|
-| 0–51 | own hand (all zero while the dealer names a suit for an upcard 8 or 9 without seeing it) |
-| 52–103 | cards seen played since the stock was last formed (the discard pile) |
-| 104–155 | top card of the discard pile (one-hot) |
-| 156–159 | current suit (one-hot) |
-| 160–164 | phase: play, suit naming, blind suit naming (upcard), extra turn after a 6, crank |
-| 165 | crank count / 10 |
-| 166 | direction: 1 = to the left, 0 = to the right |
-| 167 | stock size / 52 |
-| 168 | deal number / number of deals |
-| 169 | this deal's hand size / 8 |
-| 170–173 | own: hand size / 10, game score / 100 (clipped to ±10), pressure tally / 10, loses next turn |
-| 174–205 | 4 slots × 8: present, hand size / 10, holds one card, announced last card, partner, game score / 100 (clipped), pressure tally / 10, loses next turn |
+The names are constants of this module (block starts, and field offsets within the own
+block and within a slot), for decoders such as the heuristic bot.
+
+| index | name | content |
+|---|---|---|
+| 0–51 | `HAND` | own hand (all zero while the dealer names a suit for an upcard 8 or 9 without seeing it) |
+| 52–103 | `SEEN` | cards seen played since the stock was last formed (the discard pile) |
+| 104–155 | `TOP` | top card of the discard pile (one-hot) |
+| 156–159 | `SUIT` | current suit (one-hot) |
+| 160–164 | `PHASE` | phase (one-hot, index `game.PLAY` … `game.CRANK`): play, suit naming, blind suit naming (upcard), extra turn after a 6, crank |
+| 165 | `CRANK_COUNT` | crank count / 10 |
+| 166 | `DIRECTION` | direction: 1 = to the left, 0 = to the right |
+| 167 | `STOCK` | stock size / 52 |
+| 168 | `DEAL` | deal number / number of deals |
+| 169 | `DEAL_SIZE` | this deal's hand size / 8 |
+| 170–173 | `OWN` | own: `OWN_HAND_SIZE` hand size / 10, `OWN_SCORE` game score / 100 (clipped to ±10), `OWN_PRESSURE` pressure tally / 10, `OWN_LOSES_TURN` loses next turn |
+| 174–205 | `OTHERS` | 4 slots × `SLOT_SIZE` (8): `PRESENT`, `HAND_SIZE` / 10, `ONE_CARD` holds one card, `ANNOUNCED` last card, `PARTNER`, `SCORE` game score / 100 (clipped), `PRESSURE` tally / 10, `LOSES_TURN` loses next turn |
 
 ## Rewards
 
@@ -116,12 +119,18 @@ from ..engine import check_choice
 from .game import BLIND_SUIT, NUM_ACTIONS, OVER, CraitsGame
 from .rules import Rules
 
-OBS_SIZE = 206
-# Start of each block; the scalars from CRANK_COUNT on are contiguous so one write fills them.
-HAND, SEEN, TOP, SUIT, PHASE, CRANK_COUNT, DIRECTION, STOCK, DEAL, DEAL_SIZE, OWN, OTHERS = (
-    0, 52, 104, 156, 160, 165, 166, 167, 168, 169, 170, 174)
+# The observation layout (the docstring's table). Block starts:
+HAND, SEEN, TOP, SUIT, PHASE = 0, 52, 104, 156, 160
+CRANK_COUNT, DIRECTION, STOCK, DEAL, DEAL_SIZE = 165, 166, 167, 168, 169
+OWN, OTHERS = 170, 174
+OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN = range(4)  # offsets in the own block
+PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN = range(8)  # offsets in a slot
 SLOT_SIZE = 8
 MAX_OTHERS = 4
+OBS_SIZE = OTHERS + MAX_OTHERS * SLOT_SIZE
+# _encode writes everything from CRANK_COUNT on in one run, in this order:
+assert (DIRECTION, STOCK, DEAL, DEAL_SIZE, OWN) == tuple(range(CRANK_COUNT + 1, CRANK_COUNT + 6))
+assert OTHERS == OWN + 4
 EPISODES = ("game", "deal")
 REWARDS = ("deal", "win")
 
@@ -203,10 +212,12 @@ class raw_env(CardGameEnv):
         score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in scores]
         scalars = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
                    deals[game.deal_index] / 8.0,
+                   # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
                    hands[seat].bit_count() / 10.0, score[seat], pressures[seat] / 10.0, lose_turn[seat]]
         for k in range(1, n):
             other = (seat + k) % n
             size = hands[other].bit_count()
+            # PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN
             scalars += (1.0, size / 10.0, size == 1, announced[other], other == partner,
                         score[other], pressures[other] / 10.0, lose_turn[other])
         obs[CRANK_COUNT:CRANK_COUNT + len(scalars)] = scalars
