@@ -17,7 +17,7 @@ from envs.pairs_draft.env import (COUNT_SCALE, DISCARD, HAND, HAND_SIZE, INSTANT
                                   PACK, PASSED_PACKS, PHASE, POINTS, POINTS_SCALE, REWARD_SCALE, SEAT_SIZE, SEATS,
                                   _SCALE)
 from envs.pairs_draft.game import DECK
-from helpers import check_golden, playthrough, random_legal, run_env_episode
+from helpers import check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
 
 REWARD_MODES = ["points", "win"]
 
@@ -271,22 +271,11 @@ def test_golden_playthrough():
 def test_golden_observations():
     """The acting seat's observation at every step of a seeded game, in raw units (counts,
     points, indices) as ``index:value`` for the nonzero entries: pins the layout down."""
-    env = pairs_draft_v0.raw_env()
-    env.reset(seed=7)
-    rng = random.Random(7)
-    lines = []
-    for agent in env.agent_iter():
-        obs, reward, termination, truncation, _ = env.last()
-        raw = np.rint(obs["observation"] / _SCALE).astype(int)
-        entries = " ".join(f"{i}:{v}" for i, v in enumerate(raw) if v)
-        if termination:
-            lines.append(f"{agent} final reward {reward:+.4f} | {entries}")
-            env.step(None)
-            continue
-        action = random_legal(rng, obs["action_mask"])
-        lines.append(f"{agent} {env.game.action_to_text(action)} | {entries}")
-        env.step(action)
-    check_golden("pairs_draft_observations_seed7.txt", "\n".join(lines) + "\n")
+    def raw(index, value):
+        count = int(np.rint(value / _SCALE[index]))
+        return f"{index}:{count}" if count else None
+
+    check_golden("pairs_draft_observations_seed7.txt", observation_playthrough(pairs_draft_v0.raw_env(), 7, raw))
 
 
 def test_observation_phase_flags():

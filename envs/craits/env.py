@@ -204,7 +204,7 @@ class raw_env(CardGameEnv):
         if phase != OVER:
             obs[PHASE + phase] = 1.0
         deals = game.rules.deals
-        hands, scores, pressures = game.hand_bits, game.scores_, game.pressures
+        hands, scores, pressures = game.hand_bits, game.totals, game.pressures
         lose_turn, announced = game.lose_turn, game.announced
         partner = game.partner(seat)
         # Game scores / 100, clipped to ±10: pressure penalties double without bound, and one

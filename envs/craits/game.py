@@ -74,7 +74,7 @@ class CraitsGame(GameEngine):
 
     def __init__(self, rules: Rules = Rules(), num_players: int = 4, seed=None):
         self._setup(rules, num_players, seed)
-        self.scores_ = [0] * num_players
+        self.totals = [0] * num_players
         self.pressures = [0] * num_players
         self.deal_index = 0
         self._start_deal()
@@ -138,7 +138,7 @@ class CraitsGame(GameEngine):
         scoring = self.rules.three_scoring
         points = [_points(h, scoring) + p for h, p in zip(self.hand_bits, self.deal_pressure)]
         for seat, p in enumerate(points):
-            self.scores_[seat] += p
+            self.totals[seat] += p
         self.last_deal_points = points
         truncated = reason == "cut"
         self.finished_deal = {"deal_index": self.deal_index, "hands": list(self.hand_bits), "points": points,
@@ -344,10 +344,6 @@ class CraitsGame(GameEngine):
         return card_to_text(self.discard[-1])
 
     @property
-    def top_card(self) -> int:
-        return self.discard[-1]
-
-    @property
     def suit(self) -> str:
         return SUITS[self.suit_id]
 
@@ -356,13 +352,15 @@ class CraitsGame(GameEngine):
         return PHASE_NAMES[self.phase_id]
 
     def hand(self, seat: int) -> list[str]:
+        """The seat's cards as card text, sorted (``["2C", "7H"]``); Pairs Draft's ``hand``
+        gives numbers, its cards' only text."""
         return [card_to_text(c) for c in bits_to_cards(self.hand_bits[seat])]
 
     def hand_size(self, seat: int) -> int:
         return self.hand_bits[seat].bit_count()
 
     def scores(self) -> list[int]:
-        return list(self.scores_)
+        return list(self.totals)
 
     def sides(self) -> list[list[int]]:
         """Seats grouped by side: partners together, otherwise one seat each."""
@@ -376,14 +374,14 @@ class CraitsGame(GameEngine):
     def winners(self) -> list[int]:
         if not self.game_over:
             raise ValueError("winners() is only known once the game is over")
-        totals = [sum(self.scores_[s] for s in side) for side in self.sides()]
+        totals = [sum(self.totals[s] for s in side) for side in self.sides()]
         best = min(totals)
         return sorted(s for side, t in zip(self.sides(), totals) if t == best for s in side)
 
     def copy(self) -> "CraitsGame":
         new = object.__new__(CraitsGame)
         new.__dict__.update(self.__dict__)
-        for name in ("hand_bits", "stock", "discard", "scores_", "pressures", "announced",
+        for name in ("hand_bits", "stock", "discard", "totals", "pressures", "announced",
                      "lose_turn", "deal_pressure", "events"):
             setattr(new, name, list(getattr(self, name)))
         if self.positions is not None:
@@ -418,7 +416,7 @@ class CraitsGame(GameEngine):
                 marks.append(f"side {seat % 2}")
             pointer = ">" if seat == self.current_player else " "
             lines.append(f"{pointer} seat {seat}: {' '.join(self.hand(seat)) or '(out)':<40} "
-                         f"score {self.scores_[seat]:>4}{self._render_pressure(seat)}"
+                         f"score {self.totals[seat]:>4}{self._render_pressure(seat)}"
                          + (f"  ({', '.join(marks)})" if marks else ""))
         if self.rules.partnership:
             lines.append(self._render_sides())
@@ -435,12 +433,12 @@ class CraitsGame(GameEngine):
         return f"  pressure {count} ({5 * ((1 << count) - 1)} points)"
 
     def _render_sides(self) -> str:
-        return "sides: " + ", ".join(f"seats {'+'.join(map(str, side))} total {sum(self.scores_[s] for s in side)}"
+        return "sides: " + ", ".join(f"seats {'+'.join(map(str, side))} total {sum(self.totals[s] for s in side)}"
                                      for side in self.sides())
 
     def _render_result(self) -> str:
         winners = self.winners()
-        scores = ", ".join(f"seat {s} {self.scores_[s]}" for s in range(self.num_players))
+        scores = ", ".join(f"seat {s} {self.totals[s]}" for s in range(self.num_players))
         extra = f"; {self._render_sides()}" if self.rules.partnership else ""
         who = "seats " + ", ".join(map(str, winners)) + " win" if len(winners) > 1 else f"seat {winners[0]} wins"
         return f"game over: {who} (lowest total; scores {scores}{extra})"
@@ -536,7 +534,20 @@ class CraitsGame(GameEngine):
     @classmethod
     def from_position(cls, rules: Rules, hands, top, stock, to_play=0, direction=1, suit=None, dealer=0,
                       deal_index=0, scores=None, pressures=None, crank=None, seed=None) -> "CraitsGame":
-        """A mid-deal position from card text (see the issue / README for each argument)."""
+        """A mid-deal position from card text, the start of a turn of ``to_play``.
+
+        - ``hands``: one list of cards per seat (``[["7H", "2C"], ["9S"]]``); their number is
+          the number of players. ``top``: the top of the discard pile, the only discard.
+        - ``stock``: the stock, top card first (drawn first).
+        - ``to_play``: the seat to act; ``direction``: 1 (to the left) or -1.
+        - ``suit``: the current suit, when it differs from the top card's (a named 8 or 9).
+        - ``crank``: a crank count in progress (needs an A or 2 on top): ``to_play`` must
+          answer it.
+        - ``dealer``, ``deal_index``: whose deal and which deal of ``rules.deals`` this is.
+        - ``scores``, ``pressures``: game totals and pressure tallies so far, one per seat.
+        - ``seed``: seeds reshuffles and the later deals.
+
+        Every card may appear once; a bad argument raises ``ValueError`` naming it."""
         n = len(hands)
         game = object.__new__(cls)
         game._setup(rules, n, seed)
@@ -561,9 +572,9 @@ class CraitsGame(GameEngine):
             raise ValueError(f"direction={direction!r} must be 1 (left) or -1 (right)")
         game.deal_index = deal_index
         game.dealer = dealer
-        game.scores_ = list(scores) if scores is not None else [0] * n
+        game.totals = list(scores) if scores is not None else [0] * n
         game.pressures = list(pressures) if pressures is not None else [0] * n
-        if len(game.scores_) != n or len(game.pressures) != n:
+        if len(game.totals) != n or len(game.pressures) != n:
             raise ValueError(f"scores and pressures need one entry per seat ({n})")
         game._reset_deal_state()
         game.someone_out = not all(game.hand_bits)
