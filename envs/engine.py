@@ -1,7 +1,8 @@
 """What every game engine shares: the action contract, legality checked once, and its errors.
 
 An engine subclass defines ``_legal_actions()`` (the legal actions, sorted),
-``_apply(action)`` (no validation), ``action_to_text(a)`` and ``text_to_action(s)``.
+``_apply(action)`` (no validation), ``action_to_text(a)``, ``text_to_action(s)`` and
+``is_over``.
 ``legal_actions()`` is computed once per state and cached, since an env asks for it twice
 a step (the mask, then ``apply``'s legality check).
 """
@@ -61,6 +62,11 @@ class GameEngine:
         raise NotImplementedError
 
     def action_to_text(self, action: int) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    @property
+    def is_over(self) -> bool:  # pragma: no cover - interface
+        """Whether the whole game is over (``winners()`` and final ``scores()`` are known)."""
         raise NotImplementedError
 
     def legal_actions(self) -> list[int]:

@@ -100,3 +100,16 @@ def test_text_to_action_takes_only_text(module):
 def test_unknown_env_argument_is_a_value_error_naming_it(module):
     with pytest.raises(ValueError, match="unknown .* argument 'bogus': the arguments are .*reward"):
         module.raw_env(bogus=1)
+
+
+@pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
+def test_engine_is_over_exactly_when_no_action_is_left(module):
+    env = module.raw_env()
+    env.reset(seed=5)
+    game, rng = env.game, np.random.default_rng(5)
+    while game.legal_actions():
+        assert not game.is_over
+        with pytest.raises(ValueError):
+            game.winners()
+        game.apply(int(rng.choice(game.legal_actions())))
+    assert game.is_over and game.winners()

@@ -351,6 +351,10 @@ class CraitsGame(GameEngine):
     def phase(self) -> str:
         return PHASE_NAMES[self.phase_id]
 
+    @property
+    def is_over(self) -> bool:
+        return self.game_over
+
     def hand(self, seat: int) -> list[str]:
         """The seat's cards as card text, sorted (``["2C", "7H"]``); Pairs Draft's ``hand``
         gives numbers, its cards' only text."""

@@ -240,6 +240,10 @@ class PairsDraftGame(GameEngine):
         """Points of every seat from the cards taken so far (final once the game is over)."""
         return [self.score(seat).points for seat in range(NUM_PLAYERS)]
 
+    @property
+    def is_over(self) -> bool:
+        return self._phase == "over"
+
     def winners(self) -> list[int]:
         """Seats with an instant win, or else with the highest total (2.5); shared on ties."""
         if self._phase != "over":
