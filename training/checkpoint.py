@@ -14,15 +14,21 @@
 layers of the policy MLP, then ``action_weight`` / ``action_bias`` for the logits; meta.json
 names the activation. Any frontend can run it: ``x = act(W @ x + b)`` per layer, then
 ``logits = A @ x + a``, illegal actions masked out.
+
+Loading checks meta.json's fields, then every policy.npz member's .npy header against the
+network meta.json describes (names, shapes, float dtypes), before any array data is read.
 """
 from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import shutil
+import stat
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -38,38 +44,75 @@ def _old(target: Path) -> Path:
     return target.with_name(f".{target.name}.old")
 
 
+def _is_real_dir(path: Path) -> bool:
+    """A directory itself, not a symlink to one (lstat: links are never followed)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _remove(path: Path) -> None:
+    """Remove ``path`` itself: a real folder with its contents; anything else (a file, a
+    symlink, even one to a folder) is unlinked, so nothing is deleted through a link."""
+    if _is_real_dir(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
 def recover_swap(target) -> None:
     """Finish a replacement cut between its two renames (the previous version waits under
-    ``.<name>.old``), so the checkpoint is found under its real name again."""
+    ``.<name>.old``), so the checkpoint is found under its real name again. Only a real
+    folder is restored: a stale file or symlink there is no checkpoint."""
     target = Path(target)
-    if not target.exists() and _old(target).is_dir():
+    if not os.path.lexists(target) and _is_real_dir(_old(target)):
         os.replace(_old(target), target)
 
 
 def write_atomically(target: Path, fill) -> Path:
     """Create the folder ``target`` by filling a temporary sibling and renaming it into
-    place, so a crash never leaves a half-written checkpoint under the real name."""
+    place, so a crash never leaves a half-written checkpoint under the real name. A symlink
+    at ``target`` is replaced by the new folder; the folder it pointed to is left alone."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     recover_swap(target)
+    old = _old(target)
+    _remove(old)  # whatever is left there now is stale: recover_swap took what it needed
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a checkpoint is an ordinary folder
     try:
         fill(tmp)
-        if target.exists():
-            old = _old(target)
-            shutil.rmtree(old, ignore_errors=True)
+        if os.path.lexists(target):
+            # rename() moves a symlink itself, never its folder; a folder can't be renamed
+            # over a link, so the link steps aside like a real previous version does.
             os.replace(target, old)
             os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
+            _remove(old)
         else:
             os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return target
+
+
+def clean_leftovers(run_dir) -> None:
+    """Finish swaps a kill interrupted, then remove what a kill left of ``write_atomically``
+    in a run folder: temporary ``.checkpoint.*`` siblings in the run folder and ``.step_*``
+    ones under ``snapshots/``. Real checkpoints (no leading dot) are never touched."""
+    run_dir = Path(run_dir)
+    for folder, prefix in ((run_dir, ".checkpoint."), (run_dir / "snapshots", ".step_")):
+        if not folder.is_dir():
+            continue
+        leftovers = [entry for entry in folder.iterdir() if entry.name.startswith(prefix)]
+        for entry in leftovers:  # recover first: a ``.<name>.old`` may be the only copy
+            if entry.name.endswith(".old"):
+                recover_swap(folder / entry.name[1:-len(".old")])
+        for entry in leftovers:
+            _remove(entry)
 
 
 def policy_arrays(model) -> tuple[dict, str]:
@@ -109,32 +152,90 @@ def update_meta(path, changes: dict) -> None:
     os.replace(tmp, Path(path) / "meta.json")
 
 
-REQUIRED_META = ("env_id", "observation_size", "action_size", "activation", "hidden_sizes")
+ACTIVATIONS = ("tanh", "relu")
+MAX_PARAMETERS = 100_000_000  # far above any deckgym policy; bounds what a meta.json can make us allocate
+MAX_META_BYTES = 16 << 20  # a real one is a few kB; more is no meta.json to parse
+
+
+def _is_count(value) -> bool:
+    return type(value) is int and value > 0  # bool is an int subclass: true is no size
+
+
+def _check_meta(meta, source: str) -> None:
+    """Raise ``CheckpointError`` naming ``source`` and the field when ``meta`` is not a meta.json
+    this deckgym can use: the loaders index it without further checks."""
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{source} must hold a JSON object, not {type(meta).__name__}")
+    version = meta.get("format_version")
+    if type(version) is not int or version != FORMAT_VERSION:
+        raise CheckpointError(f"{source}: field 'format_version' is {version!r}: checkpoint format not "
+                              f"supported (this deckgym reads format {FORMAT_VERSION})")
+    missing = [key for key in ("env_id", "observation_size", "action_size", "activation", "hidden_sizes")
+               if key not in meta]
+    if missing:
+        raise CheckpointError(f"{source} lacks {', '.join(missing)}")
+
+    def bad(field, wanted):
+        raise CheckpointError(f"{source}: field {field!r} must be {wanted}, got {repr(meta[field])[:100]}")
+
+    if not isinstance(meta["env_id"], str) or not meta["env_id"]:
+        bad("env_id", "an env id")
+    for field in ("observation_size", "action_size"):
+        if not _is_count(meta[field]):
+            bad(field, "an integer > 0")
+    if not isinstance(meta["activation"], str) or meta["activation"] not in ACTIVATIONS:
+        bad("activation", f"one of {', '.join(ACTIVATIONS)}")
+    hidden = meta["hidden_sizes"]
+    if not isinstance(hidden, list) or not all(_is_count(n) for n in hidden):
+        bad("hidden_sizes", "a list of layer sizes > 0")
+    for field in ("env_args", "rules", "algorithm"):
+        if field in meta and not isinstance(meta[field], dict):
+            bad(field, "an object")
+    net_arch = meta.get("algorithm", {}).get("net_arch", hidden)
+    if net_arch != hidden:  # both are written from the same network: a difference is an edit
+        raise CheckpointError(f"{source}: field 'hidden_sizes' {hidden!r} disagrees with algorithm.net_arch "
+                              f"{net_arch!r}")
+    sizes = [meta["observation_size"], *hidden, meta["action_size"]]
+    if sum((inputs + 1) * outputs for inputs, outputs in zip(sizes, sizes[1:])) > MAX_PARAMETERS:
+        raise CheckpointError(f"{source}: the network of observation_size, hidden_sizes and action_size has "
+                              f"over {MAX_PARAMETERS} parameters")
+
+
+def _regular_file(file: Path) -> os.stat_result:
+    """Stat before opening: a FIFO or device under a checkpoint's file name would block or
+    stream forever, so only a regular file (or a link to one) is ever opened."""
+    try:
+        info = os.stat(file)
+    except FileNotFoundError:
+        raise CheckpointError(f"{file.parent} is not a checkpoint folder: {file} is missing") from None
+    except OSError as exc:
+        raise CheckpointError(f"{file} can't be read ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise CheckpointError(f"{file} is not a regular file")
+    return info
 
 
 def read_meta(path) -> dict:
+    """A checkpoint's meta.json, checked (see ``_check_meta``)."""
     path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint folder {path} does not exist" if not path.exists()
+                              else f"{path} is not a checkpoint folder")
     meta_file = path / "meta.json"
-    if not meta_file.is_file():
-        raise CheckpointError(f"{path} is not a checkpoint folder: {meta_file} is missing")
+    if _regular_file(meta_file).st_size > MAX_META_BYTES:
+        raise CheckpointError(f"{meta_file} is over {MAX_META_BYTES} bytes: not a deckgym meta.json")
     try:
-        meta = json.loads(meta_file.read_text())
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"{meta_file} is not readable JSON ({exc})") from None
-    if not isinstance(meta, dict):
-        raise CheckpointError(f"{meta_file} must hold a JSON object")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise CheckpointError(f"{path}: checkpoint format {meta.get('format_version')!r} is not supported "
-                              f"(this deckgym reads format {FORMAT_VERSION})")
-    missing = [key for key in REQUIRED_META if key not in meta]
-    if missing:
-        raise CheckpointError(f"{meta_file} lacks {', '.join(missing)}")
+        meta = json.loads(meta_file.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        raise CheckpointError(f"{meta_file} is not readable UTF-8 JSON ({type(exc).__name__}: {exc})") from None
+    _check_meta(meta, str(meta_file))
     return meta
 
 
 def check_compatible(meta: dict, env_id: str, rule_args: dict, obs_size: int, num_actions: int, where="") -> None:
     """Raise ``CheckpointError`` saying what differs when a checkpoint can't sit in this env
     (another game, other rules, other sizes). ``rule_args``: the env's ``rule_args()``."""
+    _check_meta(meta, f"{where}/meta.json" if where else "checkpoint meta.json")
     problems = []
     if meta["env_id"] != env_id:
         problems.append(f"it was trained for {meta['env_id']}, not {env_id}")
@@ -155,28 +256,88 @@ def load_policy(path) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], tuple[
     against the sizes in meta.json. Cached while the files are unchanged: evaluation seats
     the same checkpoint in many games."""
     path = Path(path).resolve()
-    files = (path / "meta.json", path / "policy.npz")
-    stamp = tuple(f.stat().st_mtime_ns if f.is_file() else None for f in files)
-    return _load_policy(path, stamp)
+
+    def stamp(file):
+        try:
+            info = os.stat(file)
+        except OSError:
+            return None
+        return info.st_ino, info.st_size, info.st_mtime_ns
+
+    return _load_policy(path, (stamp(path / "meta.json"), stamp(path / "policy.npz")))
+
+
+def _layer_names(meta: dict) -> list[str]:
+    return [f"layer_{i}" for i in range(len(meta["hidden_sizes"]))] + ["action"]
+
+
+def expected_arrays(meta: dict) -> dict[str, tuple[int, ...]]:
+    """The arrays policy.npz must hold for the network meta.json describes, with their shapes."""
+    sizes = [meta["observation_size"], *meta["hidden_sizes"], meta["action_size"]]
+    shapes = {}
+    for name, inputs, outputs in zip(_layer_names(meta), sizes, sizes[1:]):
+        shapes[f"{name}_weight"], shapes[f"{name}_bias"] = (outputs, inputs), (outputs,)
+    return shapes
+
+
+def _read_header(member) -> tuple[tuple, np.dtype]:
+    version = np.lib.format.read_magic(member)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+    else:
+        raise ValueError(f".npy format {version} (deckgym writes 1.0)")
+    return shape, dtype
+
+
+def read_policy_arrays(weights: Path, shapes: dict[str, tuple[int, ...]]) -> dict[str, np.ndarray]:
+    """The arrays of ``weights``, which must be exactly ``shapes`` (names and shapes), each of a
+    float dtype. Every member's header is checked before any array data is read: a file
+    with an extra, misshapen or object array is refused without decompressing it."""
+    if _regular_file(weights).st_size == 0:
+        raise CheckpointError(f"{weights} is empty")
+    try:
+        with zipfile.ZipFile(weights) as archive:
+            members = {}
+            for info in archive.infolist():
+                name = info.filename[:-len(".npy")] if info.filename.endswith(".npy") else None
+                if name not in shapes or name in members:
+                    raise CheckpointError(f"{weights}: unexpected member {info.filename!r} (meta.json's network "
+                                          f"has {', '.join(shapes)}, each once)")
+                members[name] = info
+            missing = [name for name in shapes if name not in members]
+            if missing:
+                raise CheckpointError(f"{weights} lacks {', '.join(missing)} of the network meta.json describes")
+            for name, info in members.items():
+                with archive.open(info) as member:
+                    shape, dtype = _read_header(member)
+                    data_size = info.file_size - member.tell()
+                if shape != shapes[name]:
+                    raise CheckpointError(f"{weights}: {name} is {shape}, but meta.json's network needs "
+                                          f"{shapes[name]}")
+                if dtype.kind != "f":
+                    raise CheckpointError(f"{weights}: {name} has dtype {dtype}, not a float dtype")
+                if data_size != dtype.itemsize * math.prod(shape):
+                    raise CheckpointError(f"{weights}: {name} holds {data_size} bytes of data, not the "
+                                          f"{dtype.itemsize * math.prod(shape)} its header says")
+            arrays = {}
+            for name, info in members.items():
+                with archive.open(info) as member:
+                    arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+    except CheckpointError:
+        raise
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, NotImplementedError, RuntimeError,
+            zlib.error) as exc:  # RuntimeError: encrypted members; NotImplementedError: unknown compression
+        raise CheckpointError(f"{weights} is not a policy file written by deckgym ({type(exc).__name__}: "
+                              f"{exc})") from None
+    return arrays
 
 
 @functools.lru_cache(maxsize=64)
 def _load_policy(path: Path, stamp):
     meta = read_meta(path)
-    weights = path / "policy.npz"
-    try:
-        with np.load(weights, allow_pickle=False) as data:
-            arrays = {name: data[name] for name in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise CheckpointError(f"{weights} is missing or not a policy file written by deckgym "
-                              f"({type(exc).__name__})") from None
-    sizes = [meta["observation_size"], *meta["hidden_sizes"], meta["action_size"]]
-    names = [f"layer_{i}" for i in range(len(meta["hidden_sizes"]))] + ["action"]
-    layers = []
-    for name, inputs, outputs in zip(names, sizes, sizes[1:]):
-        weight, bias = arrays.get(f"{name}_weight"), arrays.get(f"{name}_bias")
-        if weight is None or bias is None or weight.shape != (outputs, inputs) or bias.shape != (outputs,):
-            raise CheckpointError(f"{weights}: {name} should be {outputs}x{inputs} with {outputs} biases "
-                                  f"as meta.json says, but is {getattr(weight, 'shape', 'missing')}")
-        layers.append((weight.astype(np.float32), bias.astype(np.float32)))
+    arrays = read_policy_arrays(path / "policy.npz", expected_arrays(meta))
+    layers = [(arrays[f"{name}_weight"].astype(np.float32), arrays[f"{name}_bias"].astype(np.float32))
+              for name in _layer_names(meta)]
     return meta, layers[:-1], layers[-1]
