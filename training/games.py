@@ -10,6 +10,8 @@ from typing import Callable
 
 import yaml
 
+from .config import MAX_SHOWN, clipped, parse_yaml, shown, yaml_problem
+
 
 @dataclass(frozen=True)
 class GameSpec:
@@ -36,7 +38,7 @@ GAMES = {
 
 def game_spec(env_id: str) -> GameSpec:
     if env_id not in GAMES:
-        raise ValueError(f"unknown env id {env_id!r}: choose one of {', '.join(GAMES)}")
+        raise ValueError(f"unknown env id {shown(env_id)}: choose one of {', '.join(GAMES)}")
     return GAMES[env_id]
 
 
@@ -46,10 +48,12 @@ def make_raw_env(env_id: str, **env_args):
     raw_env = importlib.import_module(game_spec(env_id).env_module).raw_env
     try:
         return raw_env(**env_args)
+    except ValueError as exc:  # it may quote the value, which can be megabytes long
+        raise ValueError(clipped(str(exc), 2 * MAX_SHOWN)) from None
     except TypeError:
         known = env_arguments(env_id)
         unknown = [k for k in env_args if k not in known] or list(env_args)
-        raise ValueError(f"unknown argument {', '.join(unknown)} for {env_id}; its arguments are "
+        raise ValueError(f"unknown argument {clipped(', '.join(map(str, unknown)))} for {env_id}; its arguments are "
                          f"{', '.join(known)}") from None
 
 
@@ -61,14 +65,16 @@ def env_arguments(env_id: str) -> list[str]:
 
 
 def parse_env_args(pairs) -> dict:
-    """``["num_players=3", "deals=[5]"]`` -> ``{"num_players": 3, "deals": [5]}`` (YAML values)."""
+    """``["num_players=3", "deals=[5]"]`` -> ``{"num_players": 3, "deals": [5]}`` (YAML values,
+    read as strictly as config files: no aliases, no repeated keys)."""
     out = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            raise ValueError(f"expected key=value, got {pair!r}")
+            raise ValueError(f"expected key=value, got {shown(pair)}")
+        key = key.strip()
         try:
-            out[key.strip()] = yaml.safe_load(value)
+            out[key] = parse_yaml(value, f"--arg {clipped(key)}", at=key)
         except yaml.YAMLError as exc:
-            raise ValueError(f"{pair}: not a valid YAML value ({exc.problem})") from None
+            raise ValueError(f"{clipped(pair)}: not a valid YAML value ({yaml_problem(exc)})") from None
     return out
