@@ -1,5 +1,6 @@
 """training.evaluate: duplicate format, statistics, processes, CLI and errors."""
 import json
+import re
 from collections import defaultdict
 
 import numpy as np
@@ -152,7 +153,7 @@ def test_cli_reports_bad_agents_without_traceback(capsys):
     (["--agents", "heuristc"], "unknown agent 'heuristc'"),
     (["--env", "pairs_draft_v0", "--agents", "checkpoints/craits"], "trained for craits_v0, not pairs_draft_v0"),
     (["--arg", "colour=red"], "unknown craits_v0 argument 'colour'"),
-    (["--env", "pairs_draft_v0", "--arg", "num_players=3"], "unknown argument num_players for pairs_draft_v0"),
+    (["--env", "pairs_draft_v0", "--arg", "num_players=3"], "unknown pairs_draft_v0 argument 'num_players'"),
     (["--arg", "deals=[1"], "not a valid YAML value"),
     (["--agents", "random,random,random,random,random"], "5 agents for 4 seats"),
 ])
@@ -162,3 +163,30 @@ def test_play_and_evaluate_clis_name_bad_input(argv, message, capsys):
         with pytest.raises(SystemExit):
             cli(argv + (["--games", "1", "--processes", "1"] if cli is main else []))
         assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("env_id,env_args,unit,better", [
+    ("craits_v0", SHORT, "points per deal (a game is 2 deals)", "lower is better"),
+    pytest.param("pairs_draft_v0", {}, "points per game", "higher is better", marks=GAMES[1].marks)])
+def test_table_says_what_the_score_is_how_many_games_and_who_sits_where(env_id, env_args, unit, better):
+    result = evaluate(env_id, env_args, ["heuristic", "random"], games=2, seed=7)
+    table = format_table(result)
+    assert "8 games: 2 duplicate sets (seeds 7-8) x 4 rotations" in table
+    assert "seats: 0 heuristic, 1 random, 2 heuristic, 3 random (in a set's first game" in table
+    assert f"score: final {unit}, mean over the agent's seats; {better}" in table
+    heuristic_row = next(line.split() for line in table.splitlines() if line.startswith("heuristic "))
+    per = 2 if env_id == "craits_v0" else 1
+    assert heuristic_row[2] == f"{result['agents']['heuristic']['mean_score'] / per:.2f}"  # the score the header names
+
+
+def test_play_header_says_who_sits_where_and_help_names_the_command(capsys):
+    from training import play as play_module
+    play_module.main(["--agents", "random,heuristic", "--seed", "5", "--arg", "deals=[3]"])
+    out = capsys.readouterr().out
+    assert out.startswith("craits_v0 (deals=[3]), seed 5\nseat 0: random\nseat 1: heuristic\nseat 2: random\n"
+                          "seat 3: heuristic\n")
+    assert re.search(r"final scores \(lower is better\):\n  seat 0 \(random\): \d+", out)
+    for cli, name in ((play_module.main, "training.play"), (main, "training.evaluate")):
+        with pytest.raises(SystemExit):
+            cli(["--help"])
+        assert capsys.readouterr().out.startswith(f"usage: python -m {name} ")

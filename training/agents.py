@@ -2,7 +2,8 @@
 
 An agent sees only its own seat's observation (the env's observation vector and mask),
 never another seat's hidden cards. ``make_agent("random" | "heuristic" | <checkpoint>)``
-builds one for a given env.
+builds one for a given env; its ``name`` (the spec) is what reports and errors call it.
+``checked_act`` asks an agent for its move and refuses an illegal one.
 """
 from __future__ import annotations
 
@@ -37,8 +38,7 @@ class PolicyAgent:
     MLP (no torch), so opponents cost little inside training and evaluation."""
 
     def __init__(self, path, deterministic: bool = True, seed=None):
-        self.path = str(path)
-        self.name = Path(path).name
+        self.path = self.name = str(path)
         self.meta, self.hidden, (self.head_w, self.head_b) = load_policy(path)
         if self.meta["activation"] not in ACTIVATIONS:
             raise CheckpointError(f"{path}: unknown activation {self.meta['activation']!r}")
@@ -56,13 +56,39 @@ class PolicyAgent:
         return self.head_w @ x + self.head_b
 
     def act(self, observation, action_mask) -> int:
+        """The policy's move. Non-finite logits for the legal moves (NaN weights from a diverged
+        run, or an overflow) raise ``CheckpointError`` naming the checkpoint: argmax would
+        quietly pick the first legal move, and sampling an action out of range."""
         logits = np.where(np.asarray(action_mask) > 0, self.logits(observation), -np.inf)
+        top = logits.max()  # NaN if any legal logit is NaN
+        if not np.isfinite(top):
+            raise CheckpointError(f"checkpoint {self.path}: its policy gives {'NaN' if np.isnan(top) else 'infinite'} "
+                                  "logits for the legal moves (policy.npz holds NaN/inf weights, or they overflow), "
+                                  "so it can't choose a move")
         if self.deterministic:
             return int(np.argmax(logits))
         # Sample from the softmax with one uniform draw (illegal actions have weight 0 and
         # are never hit with side="right"); several times cheaper than rng.choice(p=...).
-        weights = np.cumsum(np.exp(logits - logits.max()))
+        weights = np.cumsum(np.exp(logits - top))
         return int(np.searchsorted(weights, self.rng.random() * weights[-1], side="right"))
+
+
+class IllegalMoveError(ValueError):
+    """An agent chose a move its action mask forbids: a bug in a bot or a broken policy."""
+
+
+def checked_act(agent, seat: int, observation: dict, game, role: str = "") -> int:
+    """``agent``'s move for ``seat``, checked against the mask before the env sees it: under
+    the env's ``illegal_action="penalty"`` rule an illegal move would quietly end the episode
+    (evaluation then replays the game for ever, training learns from a bogus result), so it
+    raises ``IllegalMoveError`` naming the agent (``role`` and its name), the seat, the move
+    and the legal moves instead."""
+    mask = observation["action_mask"]
+    action = agent.act(observation["observation"], mask)
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < len(mask) \
+            and mask[action]:
+        return action
+    raise IllegalMoveError(f"{role}{agent.name} (seat {seat}) chose an {game.illegal_message(action)}")
 
 
 def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
@@ -83,7 +109,7 @@ def make_agent(spec: str, raw_env, env_id: str, env_args: dict, seed=None, deter
     path = Path(spec)
     if not path.is_dir():
         raise ValueError(f"unknown agent {spec!r}: use 'random', 'heuristic' or a checkpoint folder")
-    agent = PolicyAgent(path, deterministic, seed)
+    agent = PolicyAgent(spec, deterministic, seed)  # named as given, as in the reports
     space = raw_env.observation_space(raw_env.possible_agents[0])
     check_compatible(agent.meta, env_id, raw_env.rule_args(), space["observation"].shape[0],
                      space["action_mask"].shape[0], where=str(path))

@@ -19,6 +19,9 @@ others. The 95% intervals are normal approximations over the per-set means (mean
 standard deviation / √sets): a set's rotations share their deals and are correlated, so the
 set, not the game, is the independent sample. A game cut by the env's safety net
 (truncated) counts as a draw among all seats and is counted in ``truncated_games``.
+
+An agent's illegal move ends the evaluation with an error naming the agent, its seat, the
+move and the legal ones; so does a checkpoint whose policy gives NaN logits.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import time
 
 import numpy as np
 
-from .agents import make_agent, seat_layout
+from .agents import checked_act, make_agent, seat_layout
 from .games import game_spec, make_raw_env, parse_env_args
 
 Z95 = 1.96
@@ -47,8 +50,10 @@ def rotated(layout: list[str], rotation: int) -> list[str]:
 def play_game(env, agents, seed: int, on_move=None) -> tuple[list, list[int] | None]:
     """One whole game from ``reset(seed)``: the final scores and the winning seats (None for a
     truncated game). Env episodes shorter than a game (Craits ``episode="deal"``) are chained
-    with ``reset()`` until the engine knows its winners. ``on_move(env, seat, action)`` is
-    called before each move is made (``training.play`` prints it)."""
+    with ``reset()`` until the engine knows its winners. An illegal move raises
+    ``IllegalMoveError`` (under the env's penalty rule the episode would end without a winner
+    and the game be replayed for ever). ``on_move(env, seat, action)`` is called before each
+    move is made (``training.play`` prints it)."""
     env.reset(seed=seed)
     for agent in agents:
         agent.reset()
@@ -61,7 +66,7 @@ def play_game(env, agents, seed: int, on_move=None) -> tuple[list, list[int] | N
                 env.step(None)
                 continue
             seat = env.agent_name_mapping[agent_id]
-            action = agents[seat].act(obs["observation"], obs["action_mask"])
+            action = checked_act(agents[seat], seat, obs, env.game)
             if on_move is not None:
                 on_move(env, seat, action)
             env.step(action)
@@ -148,6 +153,7 @@ def evaluate(env_id: str, env_args: dict, agents: list[str], games: int, seed: i
     for spec in dict.fromkeys(layout):  # fail here, with make_agent's message, not in a worker
         make_agent(spec, env, env_id, env_args, seed=0, deterministic=deterministic)
     deals = getattr(getattr(env, "rules", None), "deals", None)
+    deals = len(deals) if deals else None  # Craits: deals per game; None where a game has no deals (Pairs Draft)
     chunks = _chunks(games, min(games, processes * CHUNKS_PER_PROCESS))
     tasks = [(env_id, env_args, layout, seed, deterministic, chunk) for chunk in chunks]
     if processes == 1:
@@ -165,8 +171,9 @@ def evaluate(env_id: str, env_args: dict, agents: list[str], games: int, seed: i
         "seed": seed,
         "deterministic": deterministic,
         "lower_score_wins": game_spec(env_id).lower_score_wins,
+        "deals_per_game": deals,
         "truncated_games": sum(winners is None for *_, winners in records),
-        "agents": summarize(records, layout, games, len(deals) if deals else None),
+        "agents": summarize(records, layout, games, deals),
     }
 
 
@@ -175,27 +182,54 @@ def _interval(ci, digits: int) -> str:
 
 
 def format_table(result: dict) -> str:
-    args = " ".join(f"{k}={v}" for k, v in result["env_args"].items())
-    better = "lower" if result["lower_score_wins"] else "higher"
+    """The result for people: what was played, who sat where, what the score is, a row per agent."""
+    layout, sets, seed, deals = result["layout"], result["duplicate_sets"], result["seed"], result["deals_per_game"]
+    args = ", ".join(f"{k}={v}" for k, v in result["env_args"].items()) or "default arguments"
+    sampling = "" if result["deterministic"] else "; checkpoints sample their moves"
+    unit = f"points per deal (a game is {deals} deals)" if deals else "points per game"
     lines = [
-        f"{result['env_id']} {args}".rstrip() + f"   seats: {', '.join(result['layout'])}",
-        f"{result['games']} games = {result['duplicate_sets']} duplicate sets x {len(result['layout'])} rotations"
-        f" (seed {result['seed']}); {better} score wins; truncated games: {result['truncated_games']}",
+        f"{result['env_id']}, {args}",
+        f"{result['games']} games: {sets} duplicate sets (seeds {seed}-{seed + sets - 1}) x {len(layout)} "
+        f"rotations{sampling}; truncated games (counted as draws): {result['truncated_games']}",
+        "seats: " + ", ".join(f"{seat} {spec}" for seat, spec in enumerate(layout))
+        + " (in a set's first game; each next one moves every agent one seat on)",
+        f"score: final {unit}, mean over the agent's seats; {'lower' if result['lower_score_wins'] else 'higher'}"
+        " is better",
+        "win share: the agent's part of the wins (a shared win is split); even share: what it would get by "
+        "playing no better than the others",
         "",
     ]
-    rows = [("agent", "seats", "mean score", "95% CI", "per deal", "win share", "95% CI", "even share")]
+    per = deals or 1
+    header = ["agent", "seats", "points/deal" if deals else "points/game", "95% CI"]
+    header += ["points/game"] if deals else []
+    rows = [header + ["win share", "95% CI", "even share"]]
     for spec, a in result["agents"].items():
-        per_deal = "-" if a["mean_score_per_deal"] is None else f"{a['mean_score_per_deal']:.2f}"
-        rows.append((spec, str(a["seats"]), f"{a['mean_score']:.2f}", _interval(a["mean_score_ci95"], 2),
-                     per_deal, f"{a['win_share']:.3f}", _interval(a["win_share_ci95"], 3), f"{a['even_share']:.3f}"))
+        ci = None if a["mean_score_ci95"] is None else [bound / per for bound in a["mean_score_ci95"]]
+        row = [spec, str(a["seats"]), f"{a['mean_score'] / per:.2f}", _interval(ci, 2)]
+        row += [f"{a['mean_score']:.2f}"] if deals else []
+        rows.append(row + [f"{a['win_share']:.3f}", _interval(a["win_share_ci95"], 3), f"{a['even_share']:.3f}"])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines += ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
               for row in rows]
     return "\n".join(lines)
 
 
+def check_writable(path: str) -> None:
+    """``ValueError`` naming ``path`` and the reason if it can't be written: checked before the
+    games, not after them. An existing file is opened for appending, so it is kept as it is
+    until the result replaces it; a new one is removed again."""
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"--json {path}: can't write it ({exc.strerror})") from None
+    if not existed:
+        os.remove(path)
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="craits_v0", help="craits_v0 or pairs_draft_v0")
     parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat (repeated)")
     parser.add_argument("--games", type=int, default=100, help="duplicate sets (deal seeds); games = sets x seats")
@@ -210,14 +244,14 @@ def main(argv=None):
     mode.add_argument("--stochastic", dest="deterministic", action="store_false",
                       help="checkpoint agents sample from their policy")
     args = parser.parse_args(argv)
-    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
-        parser.error(f"--json {args.json}: its folder does not exist")  # say so now, not after every game
     start = time.perf_counter()
     try:
+        if args.json:
+            check_writable(args.json)
         result = evaluate(args.env, parse_env_args(args.arg), args.agents.split(","), args.games, args.seed,
                           args.processes, args.deterministic)
-    except ValueError as error:  # a bad agent, env argument or count: a message, not a traceback
-        parser.error(str(error))
+    except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
+        parser.exit(1, f"error: {error}\n")  # a message, not a traceback
     print(format_table(result))
     print(f"\n{time.perf_counter() - start:.1f} s with {args.processes} process(es)")
     if args.json:

@@ -21,7 +21,7 @@ from pathlib import Path
 import gymnasium
 import numpy as np
 
-from .agents import make_agent
+from .agents import checked_act, make_agent
 from .games import make_raw_env
 
 
@@ -50,12 +50,14 @@ class OpponentPool:
             if spec != "self_play":
                 self._agent(spec)
 
-    def _agent(self, spec: str):
+    def _agent(self, spec: str, name: str | None = None):
         agent = self._agents.get(spec)
         if agent is None:
             agent = self._agents[spec] = make_agent(spec, self.raw_env, self.env_id, self.env_args,
                                                     seed=int(self.rng.integers(2**32)),
                                                     deterministic=self.deterministic)
+            if name:  # what errors call it
+                agent.name = name
         return agent
 
     def snapshots(self) -> list[str]:
@@ -80,7 +82,7 @@ class OpponentPool:
             raise RuntimeError(f"self_play opponent drawn but no snapshot in {self.snapshot_dir} yet")
         older = snaps[-1 - self.window:-1]
         pick = snaps[-1] if not older or self.rng.random() < self.latest_weight else older[self.rng.integers(len(older))]
-        return self._agent(pick)  # a snapshot is an ordinary checkpoint, checked like any other
+        return self._agent(pick, name=f"self_play snapshot {pick}")  # an ordinary checkpoint, checked like any other
 
 
 class LearnerEnv(gymnasium.Env):
@@ -147,8 +149,8 @@ class LearnerEnv(gymnasium.Env):
             opponent = self._seated[raw.agent_selection]
             if opponent is None:
                 break
-            obs = raw.observe(raw.agent_selection)
-            raw.step(opponent.act(obs["observation"], obs["action_mask"]))
+            seat = raw.agent_name_mapping[raw.agent_selection]
+            raw.step(checked_act(opponent, seat, raw.observe(raw.agent_selection), raw.game, role="opponent "))
             reward += raw.rewards[self.learner]
         return reward
 
