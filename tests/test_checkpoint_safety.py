@@ -271,3 +271,12 @@ def test_clean_leftovers_recovers_then_removes_temporary_folders(tmp_path):
     clean_leftovers(run)  # nothing left to do; a fresh run folder is fine too
     clean_leftovers(tmp_path / "new-run")
     assert (run / "checkpoint" / "meta.json").read_text() == "previous"
+
+
+def test_non_finite_weights_are_refused_when_loading(tmp_path):
+    folder = tmp_path / "cp"
+    arrays = tiny_checkpoint(folder)
+    arrays["layer_0_bias"][0] = np.inf
+    np.savez(folder / "policy.npz", **arrays)
+    with pytest.raises(CheckpointError, match="layer_0_bias hold NaN or infinite"):
+        load_policy(folder)

@@ -338,6 +338,10 @@ def read_policy_arrays(weights: Path, shapes: dict[str, tuple[int, ...]]) -> dic
 def _load_policy(path: Path, stamp):
     meta = read_meta(path)
     arrays = read_policy_arrays(path / "policy.npz", expected_arrays(meta))
+    bad = [name for name, array in arrays.items() if not np.isfinite(array).all()]
+    if bad:  # such a policy can't choose a move: refuse it before any game is played
+        raise CheckpointError(f"{path / 'policy.npz'}: {', '.join(bad)} hold NaN or infinite values "
+                              f"(a diverged training run?)")
     layers = [(arrays[f"{name}_weight"].astype(np.float32), arrays[f"{name}_bias"].astype(np.float32))
               for name in _layer_names(meta)]
     return meta, layers[:-1], layers[-1]
