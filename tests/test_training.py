@@ -68,6 +68,9 @@ class RecordingPool:
     def draw(self):
         return self.agent
 
+    def draw_labelled(self):  # LearnerEnv names the opponent in its errors
+        return "recorded", self.agent
+
 
 @pytest.mark.parametrize("env_id, args", [("craits_v0", {"num_players": 3, "episode": "deal"}),
                                           ("craits_v0", {"partnership": True, "deals": [4, 3]}),
@@ -233,7 +236,8 @@ def test_cli_trains_shows_and_compares(tmp_path, capsys):
     path.write_text(dump_config(config))
     train_module.main(["--config", str(path), "--show", "--compare", "--compare-games", "2"])
     out = capsys.readouterr().out
-    assert "(seat 0) against the heuristic" in out and "game over" in out
+    # one bot against three heuristic bots: not in seats 0 and 2, as the list [bot, heuristic] repeated would seat it
+    assert "(seat 0) against the heuristic in the other seats" in out and "game over" in out
     assert out.count(str(config.run_dir / "checkpoint")) >= 2 and "win share" in out
     train_module.main(["--config", str(path)])  # the same name again: a new folder, nothing overwritten
     assert (tmp_path / "run-2" / "checkpoint" / "meta.json").is_file()
