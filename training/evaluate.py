@@ -1,7 +1,7 @@
 """Matches between agents in duplicate format: mean points and win share with 95% intervals.
 
     python -m training.evaluate --env craits_v0 --agents heuristic,random,random,random --games 500
-    python -m training.evaluate --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic --json out.json
+    python -m training.evaluate --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic,heuristic,heuristic --json out.json
 
 ``--agents`` lists one agent per seat (random, heuristic or a checkpoint folder); a shorter
 list is repeated around the table. Seats held by the same spec are one agent in the report.
@@ -231,7 +231,7 @@ def check_writable(path: str) -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="craits_v0", help="craits_v0 or pairs_draft_v0")
-    parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat (repeated)")
+    parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat in seat order; a shorter list repeats around the table (a,b at 4 seats: a b a b)")
     parser.add_argument("--games", type=int, default=100, help="duplicate sets (deal seeds); games = sets x seats")
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (>= 0)")
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")

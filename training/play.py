@@ -1,7 +1,7 @@
 """Watch agents play one seeded game, move by move.
 
     python -m training.play --env craits_v0 --agents heuristic,random,random,random --seed 7
-    python -m training.play --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic --seed 1
+    python -m training.play --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic,heuristic,heuristic --seed 1
 
 ``--agents`` lists one agent per seat (random, heuristic or a checkpoint folder); a shorter
 list is repeated around the table. ``--arg key=value`` sets an env argument.
@@ -46,7 +46,7 @@ def play(env_id: str, env_args: dict, agent_specs: list[str], seed: int, verbose
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.play", description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="craits_v0", help="craits_v0 or pairs_draft_v0")
-    parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat (repeated)")
+    parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat in seat order; a shorter list repeats around the table (a,b at 4 seats: a b a b)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")
     args = parser.parse_args(argv)
