@@ -114,13 +114,14 @@ def profile(config, steps: int) -> tuple[Timers, float, int]:
     from sb3_contrib import MaskablePPO
 
     from training.agents import PolicyAgent, RandomAgent
-    from training.games import game_spec, make_raw_env
+    from training.callback import save_snapshot, uses_self_play
+    from training.games import EnvHandle
     from training.learner_env import OpponentPool
-    from training.train import make_vec_env, new_model, save_snapshot, uses_self_play
+    from training.train import make_vec_env, new_model
 
     torch.set_num_threads(config.algorithm.torch_threads)
-    raw = make_raw_env(config.env.id, **config.env.args)
-    raw_cls, heuristic_cls = type(raw), type(game_spec(config.env.id).heuristic(raw))
+    env = EnvHandle(config.env.id, config.env.args)
+    raw_cls, heuristic_cls = type(env.raw), type(env.spec.heuristic(env.raw))
     timers = Timers()
     targets = [(RandomAgent, "act", OPPONENT_ROWS[0]), (heuristic_cls, "act", OPPONENT_ROWS[1]),
                (PolicyAgent, "act", OPPONENT_ROWS[2]), (OpponentPool, "draw", OPPONENT_ROWS[3]),
@@ -129,12 +130,12 @@ def profile(config, steps: int) -> tuple[Timers, float, int]:
         run_dir = Path(tmp) / config.output.name
         run_dir.mkdir(parents=True)
         try:
-            venv = make_vec_env(config, run_dir)
+            venv = make_vec_env(config, env, run_dir)
         except ValueError as exc:  # a bad pool entry (OpponentPool loads every fixed entry up front)
             raise SystemExit(f"error: {exc}")
         model = new_model(config, venv)
         if uses_self_play(config):
-            save_snapshot(config, model, run_dir, 0.0)  # as train(): the pool needs one before the first reset
+            save_snapshot(config, env, model, run_dir, 0.0)  # as train(): the pool needs one before the first reset
         targets += [(type(model.policy), "forward", PPO_ROWS[0]), (MaskablePPO, "train", PPO_ROWS[1])]
         with patched(timers, targets):
             started = time.perf_counter()

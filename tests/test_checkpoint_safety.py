@@ -5,6 +5,7 @@ import json
 import os
 import threading
 import zipfile
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -180,7 +181,8 @@ def test_malformed_meta_fields_are_named_everywhere(tmp_path, text, field):
             call()
         assert meta_file in str(error.value)
     with pytest.raises(CheckpointError, match=field) as error:  # a meta dict read by other means
-        check_compatible(json.loads((folder / "meta.json").read_text()), "craits_v0", RULES, 3, 4, where=str(folder))
+        env = SimpleNamespace(id="craits_v0", rule_args=RULES, obs_size=3, num_actions=4)
+        check_compatible(json.loads((folder / "meta.json").read_text()), env, where=str(folder))
     assert meta_file in str(error.value)
 
 

@@ -17,7 +17,7 @@ import training.learner_env as learner_env_module
 import training.play as play_module
 from training.agents import IllegalMoveError
 from training.config import PoolEntry
-from training.games import make_raw_env
+from training.games import EnvHandle
 from training.learner_env import LearnerEnv, OpponentPool
 
 SHORT = {"deals": [3, 2]}
@@ -65,21 +65,20 @@ def seat_cheaters(monkeypatch, module, spec="cheater"):
 def expected_move(cheaters) -> str:
     """The text of the move the cheaters tried (a Craits action's text doesn't depend on the state)."""
     move = next(c.moves[0] for c in cheaters if c.moves)
-    raw = make_raw_env("craits_v0")
+    raw = EnvHandle("craits_v0").raw
     raw.reset(seed=0)
     return raw.game.action_to_text(move)
 
 
 def nan_checkpoint(folder):
     """A checkpoint whose meta.json is valid for default Craits but whose weights are all NaN."""
-    raw = make_raw_env("craits_v0")
-    space = raw.observation_space("player_0")
-    obs_size, actions = space["observation"].shape[0], space["action_mask"].shape[0]
+    env = EnvHandle("craits_v0")
+    obs_size, actions = env.obs_size, env.num_actions
     folder.mkdir()
     np.savez(folder / "policy.npz", layer_0_weight=np.full((8, obs_size), np.nan), layer_0_bias=np.zeros(8),
              action_weight=np.full((actions, 8), np.nan), action_bias=np.zeros(actions))
     (folder / "meta.json").write_text(json.dumps({
-        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": raw.rule_args(),
+        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": env.rule_args,
         "observation_size": obs_size, "action_size": actions, "activation": "tanh", "hidden_sizes": [8]}))
     return str(folder)
 
@@ -88,7 +87,7 @@ def nan_checkpoint(folder):
 def test_illegal_move_ends_evaluation_naming_agent_seat_move_and_legal_ones(monkeypatch, capsys):
     cheaters = seat_cheaters(monkeypatch, evaluate_module)
     with pytest.raises(IllegalMoveError) as caught:
-        evaluate_module.evaluate("craits_v0", SHORT, ["random", "random", "random", "cheater"], games=2)
+        evaluate_module.evaluate(EnvHandle("craits_v0", SHORT), ["random", "random", "random", "cheater"], games=2)
     message = str(caught.value)
     assert message.startswith("cheater (seat 3) chose an illegal action ")
     assert repr(expected_move(cheaters)) in message and re.search(r"legal: \S", message)
@@ -120,9 +119,8 @@ def test_nan_checkpoint_stops_evaluation_naming_it(tmp_path, capsys, mode):
 
 def pool_env(monkeypatch, entries, snapshot_dir=None):
     seat_cheaters(monkeypatch, learner_env_module, spec=None)
-    return LearnerEnv("craits_v0", SHORT, lambda raw: OpponentPool(entries, "craits_v0", SHORT, raw,
-                                                                  snapshot_dir=snapshot_dir, seed=0),
-                      learner_seat=0, seed=0)
+    env = EnvHandle("craits_v0", SHORT)
+    return LearnerEnv(env, OpponentPool(entries, env, snapshot_dir=snapshot_dir, seed=0), learner_seat=0, seed=0)
 
 
 def test_pool_opponent_illegal_move_names_its_spec_and_seat(monkeypatch):

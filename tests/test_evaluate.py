@@ -6,42 +6,33 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-import training.evaluate as evaluate_module
 from training.evaluate import evaluate, format_table, main, rotated
+from training.games import EnvHandle
 
 SHORT = {"deals": [3, 2]}  # a two-deal Craits game keeps these tests fast
 
 
-try:
-    from envs import pairs_draft_v0  # noqa: F401
-    HAVE_PAIRS = True
-except ImportError:  # being written
-    HAVE_PAIRS = False
-
-GAMES = [("craits_v0", SHORT), pytest.param("pairs_draft_v0", {}, marks=pytest.mark.skipif(
-    not HAVE_PAIRS, reason="pairs_draft_v0 is not importable yet"))]
+GAMES = [("craits_v0", SHORT), ("pairs_draft_v0", {})]
 
 
-def recording(make_raw_env, record):
-    """make_raw_env whose envs write (seed, table) at each seeded reset: the table shows every hand."""
-    def make(env_id, **env_args):
-        env = make_raw_env(env_id, **env_args)
-        reset = env.reset
+def recording(env, record):
+    """``env`` (an EnvHandle) whose raw env writes (seed, table) at each seeded reset: the
+    table shows every hand."""
+    raw = env.raw
+    reset = raw.reset
 
-        def seeded_reset(seed=None, options=None):
-            reset(seed, options)
-            if seed is not None:
-                record.append((seed, env.game.render()))
-        env.reset = seeded_reset
-        return env
-    return make
+    def seeded_reset(seed=None, options=None):
+        reset(seed, options)
+        if seed is not None:
+            record.append((seed, raw.game.render()))
+    raw.reset = seeded_reset
+    return env
 
 
 @pytest.mark.parametrize("env_id,env_args", GAMES)
-def test_duplicate_sets_replay_the_same_deal_in_every_rotation(monkeypatch, env_id, env_args):
+def test_duplicate_sets_replay_the_same_deal_in_every_rotation(env_id, env_args):
     record = []
-    monkeypatch.setattr(evaluate_module, "make_raw_env", recording(evaluate_module.make_raw_env, record))
-    result = evaluate(env_id, env_args, ["random"], games=3, seed=10)
+    result = evaluate(recording(EnvHandle(env_id, env_args), record), ["random"], games=3, seed=10)
     tables = defaultdict(list)
     for seed, table in record:
         tables[seed].append(table)
@@ -59,7 +50,7 @@ def test_rotation_moves_every_agent_one_seat_on():
 
 
 def test_heuristic_beats_random_in_duplicate_craits():
-    result = evaluate("craits_v0", {}, ["heuristic", "random", "random", "random"], games=10, seed=3)
+    result = evaluate(EnvHandle("craits_v0", {}), ["heuristic", "random", "random", "random"], games=10, seed=3)
     heuristic, random_ = result["agents"]["heuristic"], result["agents"]["random"]
     assert heuristic["win_share_ci95"][0] > heuristic["even_share"] == 0.25
     assert heuristic["mean_score"] < random_["mean_score"]  # Craits counts penalty points
@@ -67,7 +58,7 @@ def test_heuristic_beats_random_in_duplicate_craits():
 
 
 def test_result_structure_and_intervals():
-    result = evaluate("craits_v0", SHORT, ["heuristic", "random"], games=6, seed=1)
+    result = evaluate(EnvHandle("craits_v0", SHORT), ["heuristic", "random"], games=6, seed=1)
     json.dumps(result)  # JSON-ready
     assert result["layout"] == ["heuristic", "random", "heuristic", "random"]
     assert result["games"] == 24 and result["duplicate_sets"] == 6
@@ -85,19 +76,18 @@ def test_result_structure_and_intervals():
 
 
 def test_one_duplicate_set_has_no_interval():
-    result = evaluate("craits_v0", SHORT, ["heuristic", "random"], games=1)
+    result = evaluate(EnvHandle("craits_v0", SHORT), ["heuristic", "random"], games=1)
     assert result["agents"]["heuristic"]["win_share_ci95"] is None and "n/a" in format_table(result)
 
 
 def test_processes_do_not_change_the_result():
-    args = ("craits_v0", SHORT, ["heuristic", "random", "random", "random"], 6)
+    args = (EnvHandle("craits_v0", SHORT), ["heuristic", "random", "random", "random"], 6)
     assert evaluate(*args, seed=5, processes=2) == evaluate(*args, seed=5, processes=1)
 
 
 def test_episode_deal_plays_whole_games():
-    args = ("craits_v0", ["heuristic", "random"], 3)
-    by_game = evaluate(args[0], {**SHORT, "episode": "game"}, *args[1:])
-    by_deal = evaluate(args[0], {**SHORT, "episode": "deal"}, *args[1:])
+    by_game = evaluate(EnvHandle("craits_v0", {**SHORT, "episode": "game"}), ["heuristic", "random"], 3)
+    by_deal = evaluate(EnvHandle("craits_v0", {**SHORT, "episode": "deal"}), ["heuristic", "random"], 3)
     assert by_deal["agents"] == by_game["agents"]
 
 
@@ -114,7 +104,7 @@ def test_checkpoint_agent(tmp_path):
     (folder / "meta.json").write_text(json.dumps({
         "format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": raw.rule_args(), "observation_size": obs_size,
         "action_size": actions, "activation": "tanh", "hidden_sizes": [8]}))
-    result = evaluate("craits_v0", SHORT, [str(folder), "random"], games=2, deterministic=False)
+    result = evaluate(EnvHandle("craits_v0", SHORT), [str(folder), "random"], games=2, deterministic=False)
     assert result["agents"][str(folder)]["seats"] == 2
 
 
@@ -135,12 +125,12 @@ def test_cli_writes_json(tmp_path, capsys):
 ])
 def test_bad_agents_raise_clear_errors(agents, message):
     with pytest.raises(ValueError, match=message):
-        evaluate("craits_v0", SHORT, agents, games=1)
+        evaluate(EnvHandle("craits_v0", SHORT), agents, games=1)
 
 
 def test_bad_counts_raise():
     with pytest.raises(ValueError, match="games=0"):
-        evaluate("craits_v0", SHORT, ["random"], games=0)
+        evaluate(EnvHandle("craits_v0", SHORT), ["random"], games=0)
 
 
 def test_cli_reports_bad_agents_without_traceback(capsys):
@@ -167,9 +157,9 @@ def test_play_and_evaluate_clis_name_bad_input(argv, message, capsys):
 
 @pytest.mark.parametrize("env_id,env_args,unit,better", [
     ("craits_v0", SHORT, "points per deal (a game is 2 deals)", "lower is better"),
-    pytest.param("pairs_draft_v0", {}, "points per game", "higher is better", marks=GAMES[1].marks)])
+    pytest.param("pairs_draft_v0", {}, "points per game", "higher is better")])
 def test_table_says_what_the_score_is_how_many_games_and_who_sits_where(env_id, env_args, unit, better):
-    result = evaluate(env_id, env_args, ["heuristic", "random"], games=2, seed=7)
+    result = evaluate(EnvHandle(env_id, env_args), ["heuristic", "random"], games=2, seed=7)
     table = format_table(result)
     assert "8 games: 2 duplicate sets (seeds 7-8) x 4 rotations" in table
     assert "seats: 0 heuristic, 1 random, 2 heuristic, 3 random (in a set's first game" in table

@@ -7,7 +7,7 @@ import pytest
 
 from training.agents import PolicyAgent, make_agent
 from training.evaluate import evaluate
-from training.games import make_raw_env
+from training.games import EnvHandle
 
 SHIPPED = sorted(p for p in (Path(__file__).parent.parent / "checkpoints").iterdir() if (p / "meta.json").is_file())
 SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
@@ -18,16 +18,14 @@ def test_shipped_bot_is_documented_and_loads_without_torch_pickles(path):
     meta = json.loads((path / "meta.json").read_text())
     assert not (path / "model.zip").exists()
     assert meta["evaluation"]["heuristic"]["win_share_ci95"][0] > meta["evaluation"]["heuristic"]["even_share"]
-    raw = make_raw_env(meta["env_id"], **meta["env_args"])
-    agent = make_agent(str(path), raw, meta["env_id"], meta["env_args"])
+    agent = make_agent(str(path), EnvHandle(meta["env_id"], meta["env_args"]))
     assert isinstance(agent, PolicyAgent)
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_shipped_bot_beats_random(path):
     meta = json.loads((path / "meta.json").read_text())
-    seats = len(make_raw_env(meta["env_id"]).possible_agents)
-    result = evaluate(meta["env_id"], SHORT_GAME[meta["env_id"]], [str(path)] + ["random"] * (seats - 1), games=25,
-                      seed=1)
+    env = EnvHandle(meta["env_id"], SHORT_GAME[meta["env_id"]])
+    result = evaluate(env, [str(path)] + ["random"] * (env.seats - 1), games=25, seed=1)
     mine = result["agents"][str(path)]
     assert mine["win_share_ci95"][0] > mine["even_share"]

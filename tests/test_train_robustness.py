@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from test_training import tiny
+from training import callback as callback_module
 from training import train as train_module
 from training.config import dump_config
 from training.learner_env import LearnerEnv
@@ -82,14 +83,14 @@ CADENCE = {"training.total_timesteps": 1024, "checkpoints.every": 512, "checkpoi
 
 def _record_checkpoints(monkeypatch):
     steps = []
-    original = train_module.save_checkpoint
+    original = callback_module.save_checkpoint
 
     def recording(path, model, meta, with_model=True):
         if Path(path).name == "checkpoint":
             steps.append(model.num_timesteps)
         return original(path, model, meta, with_model)
 
-    monkeypatch.setattr(train_module, "save_checkpoint", recording)
+    monkeypatch.setattr(callback_module, "save_checkpoint", recording)
     return steps
 
 
@@ -115,14 +116,14 @@ def test_an_interrupted_run_keeps_the_cadence_of_a_straight_run(tmp_path, monkey
                 return step(self, action)
             m.setattr(LearnerEnv, "step", interrupt)
         else:
-            evaluations, evaluate = [0], train_module.evaluate_checkpoint
+            evaluations, evaluate = [0], callback_module.evaluate_run_bot
 
             def interrupt(*args, **kwargs):
                 evaluations[0] += 1
                 if evaluations[0] == 2:  # the one at 768, after its checkpoint was written
                     raise KeyboardInterrupt
                 return evaluate(*args, **kwargs)
-            m.setattr(train_module, "evaluate_checkpoint", interrupt)
+            m.setattr(callback_module, "evaluate_run_bot", interrupt)
         with pytest.raises(SystemExit):
             train_module.train(config, cut_run)
     written_on_cut, recorded_on_cut = steps[-1], _meta(cut_run)["timesteps"]
@@ -203,13 +204,12 @@ def test_readme_agent_lists_say_how_they_fill_the_table():
     """``--agents`` repeats a short list around the table (``seat_layout``): a README example
     that lists fewer agents than seats must say on its line how many of each sit down."""
     from training.agents import seat_layout
-    from training.games import make_raw_env
+    from training.games import EnvHandle
     lines = re.findall(r"^python -m training\.\w+ .*--agents .*$", (ROOT / "README.md").read_text(), re.M)
     assert len(lines) >= 3
     for line in lines:
         players = re.search(r"--arg num_players=(\d+)", line)
-        seats = int(players.group(1)) if players else len(make_raw_env(re.search(r"--env (\S+)", line).group(1))
-                                                          .possible_agents)
+        seats = int(players.group(1)) if players else EnvHandle(re.search(r"--env (\S+)", line).group(1)).seats
         specs = re.search(r"--agents (\S+)", line).group(1).split(",")
         if len(specs) < seats:
             comment = line.partition("#")[2]

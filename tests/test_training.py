@@ -9,7 +9,7 @@ import pytest
 from training.agents import PolicyAgent, make_agent
 from training.checkpoint import CheckpointError
 from training.config import ConfigError, PoolEntry, load_config
-from training.games import make_raw_env
+from training.games import EnvHandle
 from training.learner_env import LearnerEnv, OpponentPool
 from training import train as train_module
 
@@ -68,9 +68,6 @@ class RecordingPool:
     def draw(self):
         return self.agent
 
-    def draw_labelled(self):  # LearnerEnv names the opponent in its errors
-        return "recorded", self.agent
-
 
 @pytest.mark.parametrize("env_id, args", [("craits_v0", {"num_players": 3, "episode": "deal"}),
                                           ("craits_v0", {"partnership": True, "deals": [4, 3]}),
@@ -81,7 +78,7 @@ def test_learner_reward_is_its_own_aec_reward(env_id, args):
     """Summed over an episode, step() rewards equal the learner seat's AEC rewards, all of them
     (those arriving on opponents' moves and at the end included)."""
     from training.agents import RandomAgent
-    env = LearnerEnv(env_id, args, lambda raw: RecordingPool(RandomAgent(1)), seed=3)
+    env = LearnerEnv(EnvHandle(env_id, args), RecordingPool(RandomAgent(1)), seed=3)
     raw = env.raw
     aec_total = {}
     original_step = raw.step
@@ -115,19 +112,18 @@ def test_learner_reward_is_its_own_aec_reward(env_id, args):
 
 
 def test_opponent_pool_draws_by_weight_and_self_play_snapshots(tmp_path):
-    raw = make_raw_env("craits_v0")
     entries = [PoolEntry("random", 1.0), PoolEntry("heuristic", 3.0)]
-    pool = OpponentPool(entries, "craits_v0", {}, raw, seed=0)
+    pool = OpponentPool(entries, EnvHandle("craits_v0"), seed=0)
     names = [pool.draw().name for _ in range(400)]
     assert 0.65 < names.count("heuristic") / 400 < 0.85
     with pytest.raises(RuntimeError, match="no snapshot"):
-        OpponentPool([PoolEntry("self_play", 1.0)], "craits_v0", {}, raw, snapshot_dir=tmp_path, seed=0).draw()
+        OpponentPool([PoolEntry("self_play", 1.0)], EnvHandle("craits_v0"), snapshot_dir=tmp_path, seed=0).draw()
 
 
 # ---------------------------------------------------------------- runs and checkpoints
 def _play_with(agent_path, env_id, args, seed=0):
-    raw = make_raw_env(env_id, **args)
-    agent = make_agent(str(agent_path), raw, env_id, args)
+    env = EnvHandle(env_id, args)
+    agent, raw = make_agent(str(agent_path), env), env.raw
     raw.reset(seed=seed)
     for name in raw.agent_iter():
         obs, _, term, trunc, _ = raw.last()
@@ -166,7 +162,7 @@ def test_policy_agent_matches_the_torch_policy(tmp_path):
     from sb3_contrib import MaskablePPO
     model = MaskablePPO.load(run / "checkpoint" / "model.zip")
     agent = PolicyAgent(run / "checkpoint")
-    raw = make_raw_env("craits_v0")
+    raw = EnvHandle("craits_v0").raw
     raw.reset(seed=1)
     obs = raw.observe(raw.agent_selection)
     with torch.no_grad():
@@ -208,14 +204,14 @@ def test_checkpoint_for_another_game_or_configuration_is_refused(tmp_path):
     config = tiny(tmp_path, **{"training.total_timesteps": 256})
     ckpt = train_module.train(config, config.run_dir) / "checkpoint"
     with pytest.raises(CheckpointError, match="trained for craits_v0, not pairs_draft_v0"):
-        make_agent(str(ckpt), make_raw_env("pairs_draft_v0"), "pairs_draft_v0", {})
+        make_agent(str(ckpt), EnvHandle("pairs_draft_v0"))
     with pytest.raises(CheckpointError, match="nine='same_colour' in training but 'own_suit' here"):
-        make_agent(str(ckpt), make_raw_env("craits_v0", nine="own_suit"), "craits_v0", {"nine": "own_suit"})
+        make_agent(str(ckpt), EnvHandle("craits_v0", {"nine": "own_suit"}))
 
 
 def test_bad_agent_spec_is_named():
     with pytest.raises(ValueError, match="unknown agent 'heuristc'"):
-        make_agent("heuristc", make_raw_env("craits_v0"), "craits_v0", {})
+        make_agent("heuristc", EnvHandle("craits_v0"))
 
 
 def test_stochastic_policy_agent_samples_the_masked_softmax(tmp_path):
@@ -259,7 +255,7 @@ def test_subprocess_envs_train(tmp_path):
 @pytest.mark.parametrize("partner, both", [("learner", True), ("pool", False)])
 def test_partnership_partner_is_the_learner_or_drawn_from_the_pool(partner, both):
     from training.agents import RandomAgent
-    env = LearnerEnv("craits_v0", {"partnership": True, "deals": [5]}, lambda raw: RecordingPool(RandomAgent(2)),
+    env = LearnerEnv(EnvHandle("craits_v0", {"partnership": True, "deals": [5]}), RecordingPool(RandomAgent(2)),
                      learner_seat=1, partner=partner, seed=0)
     acting = set()
     rng = random.Random(1)
@@ -301,7 +297,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, what):
     shutil.copytree("checkpoints/craits", folder)
     _damage(folder, what)
     with pytest.raises(CheckpointError) as error:
-        make_agent(str(folder), make_raw_env("craits_v0"), "craits_v0", {})
+        make_agent(str(folder), EnvHandle("craits_v0"))
     assert str(folder) in str(error.value) and "allow_pickle" not in str(error.value)
 
 
@@ -358,8 +354,7 @@ def test_defaults_config_shows_every_default_the_code_uses():
 def test_self_play_draws_latest_or_window_and_frees_older_snapshots(tmp_path):
     import shutil
     snaps = tmp_path / "snapshots"
-    raw = make_raw_env("craits_v0")
-    pool = OpponentPool([PoolEntry("self_play", 1.0)], "craits_v0", {}, raw, snapshot_dir=snaps, latest_weight=0.5,
+    pool = OpponentPool([PoolEntry("self_play", 1.0)], EnvHandle("craits_v0"), snapshot_dir=snaps, latest_weight=0.5,
                         window=1, seed=0)
     for step in (1, 2, 3):
         shutil.copytree("checkpoints/craits", snaps / f"step_{step:09d}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from .checkpoint import CheckpointError, check_compatible, load_policy
-from .games import game_spec
+from .config import shown
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
@@ -100,17 +100,16 @@ def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
     return [agent_specs[i % len(agent_specs)] for i in range(seats)]
 
 
-def make_agent(spec: str, raw_env, env_id: str, env_args: dict, seed=None, deterministic: bool = True):
-    """``"random"``, ``"heuristic"`` or a checkpoint folder, checked against this env."""
+def make_agent(spec: str, env, seed=None, deterministic: bool = True):
+    """``"random"``, ``"heuristic"`` or a checkpoint folder, checked against ``env`` (an
+    ``EnvHandle``)."""
     if spec == "random":
         return RandomAgent(seed)
     if spec == "heuristic":
-        return game_spec(env_id).heuristic(raw_env)
+        return env.spec.heuristic(env.raw)
     path = Path(spec)
     if not path.is_dir():
-        raise ValueError(f"unknown agent {spec!r}: use 'random', 'heuristic' or a checkpoint folder")
+        raise ValueError(f"unknown agent {shown(spec)}: use 'random', 'heuristic' or a checkpoint folder")
     agent = PolicyAgent(spec, deterministic, seed)  # named as given, as in the reports
-    space = raw_env.observation_space(raw_env.possible_agents[0])
-    check_compatible(agent.meta, env_id, raw_env.rule_args(), space["observation"].shape[0],
-                     space["action_mask"].shape[0], where=str(path))
+    check_compatible(agent.meta, env, where=str(path))
     return agent

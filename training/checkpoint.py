@@ -232,10 +232,11 @@ def read_meta(path) -> dict:
     return meta
 
 
-def check_compatible(meta: dict, env_id: str, rule_args: dict, obs_size: int, num_actions: int, where="") -> None:
-    """Raise ``CheckpointError`` saying what differs when a checkpoint can't sit in this env
-    (another game, other rules, other sizes). ``rule_args``: the env's ``rule_args()``."""
+def check_compatible(meta: dict, env, where="") -> None:
+    """Raise ``CheckpointError`` saying what differs when a checkpoint can't sit in ``env``
+    (an ``EnvHandle``: another game, other rules, other sizes)."""
     _check_meta(meta, f"{where}/meta.json" if where else "checkpoint meta.json")
+    env_id, rule_args, obs_size, num_actions = env.id, env.rule_args, env.obs_size, env.num_actions
     problems = []
     if meta["env_id"] != env_id:
         problems.append(f"it was trained for {meta['env_id']}, not {env_id}")

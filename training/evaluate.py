@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from .agents import checked_act, make_agent, seat_layout
-from .games import game_spec, make_raw_env, parse_env_args
+from .games import EnvHandle, add_table_arguments, parse_env_args
 
 Z95 = 1.96
 CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
@@ -70,25 +70,22 @@ def play_game(env, agents, seed: int, on_move=None) -> tuple[list, list[int] | N
             if on_move is not None:
                 on_move(env, seat, action)
             env.step(action)
-        try:
+        if env.game.is_over:
             return env.game.scores(), env.game.winners()
-        except ValueError:  # the game is not over
-            if truncated:
-                return env.game.scores(), None
-            env.reset()
+        if truncated:
+            return env.game.scores(), None
+        env.reset()
 
 
-def play_sets(env_id: str, env_args: dict, layout: list[str], seed: int, deterministic: bool,
-              set_indices) -> list[tuple]:
-    """Every rotation of the given duplicate sets: ``(set, rotation, scores, winners)`` each."""
-    env = make_raw_env(env_id, **env_args)
+def play_sets(env, layout: list[str], seed: int, deterministic: bool, set_indices) -> list[tuple]:
+    """Every rotation of the given duplicate sets in ``env`` (an ``EnvHandle``):
+    ``(set, rotation, scores, winners)`` each."""
     records = []
     for index in set_indices:
         for rotation in range(len(layout)):
-            agents = [make_agent(spec, env, env_id, env_args, seed=[seed, index, rotation, seat],
-                                 deterministic=deterministic)
+            agents = [make_agent(spec, env, seed=[seed, index, rotation, seat], deterministic=deterministic)
                       for seat, spec in enumerate(rotated(layout, rotation))]
-            scores, winners = play_game(env, agents, seed + index)
+            scores, winners = play_game(env.raw, agents, seed + index)
             records.append((index, rotation, scores, winners))
     return records
 
@@ -140,22 +137,21 @@ def _chunks(sets: int, count: int) -> list[range]:
     return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def evaluate(env_id: str, env_args: dict, agents: list[str], games: int, seed: int = 0,
-             processes: int = 1, deterministic: bool = True) -> dict:
-    """Play ``games`` duplicate sets (``games`` × seats games) and return a JSON-ready summary.
+def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int = 1,
+             deterministic: bool = True) -> dict:
+    """Play ``games`` duplicate sets (``games`` × seats games) in ``env`` (an ``EnvHandle``)
+    and return a JSON-ready summary.
 
     ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads)."""
     if games < 1 or processes < 1 or seed < 0:
         raise ValueError(f"games={games}, processes={processes}, seed={seed}: need games >= 1, "
                          "processes >= 1, seed >= 0")
-    env = make_raw_env(env_id, **env_args)
-    layout = seat_layout(list(agents), len(env.possible_agents))
+    layout = seat_layout(list(agents), env.seats)
     for spec in dict.fromkeys(layout):  # fail here, with make_agent's message, not in a worker
-        make_agent(spec, env, env_id, env_args, seed=0, deterministic=deterministic)
-    deals = getattr(getattr(env, "rules", None), "deals", None)
-    deals = len(deals) if deals else None  # Craits: deals per game; None where a game has no deals (Pairs Draft)
+        make_agent(spec, env, seed=0, deterministic=deterministic)
+    deals = env.deals
     chunks = _chunks(games, min(games, processes * CHUNKS_PER_PROCESS))
-    tasks = [(env_id, env_args, layout, seed, deterministic, chunk) for chunk in chunks]
+    tasks = [(env, layout, seed, deterministic, chunk) for chunk in chunks]
     if processes == 1:
         parts = map(_play_chunk, tasks)
     else:
@@ -163,18 +159,37 @@ def evaluate(env_id: str, env_args: dict, agents: list[str], games: int, seed: i
             parts = pool.map(_play_chunk, tasks)
     records = [record for part in parts for record in part]
     return {
-        "env_id": env_id,
-        "env_args": dict(env_args),
+        "env_id": env.id,
+        "env_args": dict(env.args),
         "layout": layout,
         "games": len(records),
         "duplicate_sets": games,
         "seed": seed,
         "deterministic": deterministic,
-        "lower_score_wins": game_spec(env_id).lower_score_wins,
+        "lower_score_wins": env.spec.lower_score_wins,
         "deals_per_game": deals,
         "truncated_games": sum(winners is None for *_, winners in records),
         "agents": summarize(records, layout, games, deals),
     }
+
+
+def bot_layout(env, bot, opponent: str, own_partner: bool = False) -> list[str]:
+    """One agent per seat of ``env``: ``bot`` in seat 0 (and seat 2, its partner, when it
+    plays its own partner in partnership play), ``opponent`` in all the others."""
+    mine = (0, 2) if own_partner and env.rule_args.get("partnership", False) else (0,)
+    return [str(bot) if seat in mine else opponent for seat in range(env.seats)]
+
+
+def evaluate_bot(env, bot, games: int, seed: int, processes: int = 1, own_partner: bool = False) -> dict:
+    """``bot`` against the heuristic, then random play (``bot_layout``), in duplicate format:
+    ``{opponent: {win_share, win_share_ci95, even_share, mean_score, games}}``."""
+    out = {}
+    for opponent in ("heuristic", "random"):
+        result = evaluate(env, bot_layout(env, bot, opponent, own_partner), games, seed=seed, processes=processes)
+        mine = result["agents"][str(bot)]
+        out[opponent] = {k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score")}
+        out[opponent]["games"] = result["games"]
+    return out
 
 
 def _interval(ci, digits: int) -> str:
@@ -230,11 +245,9 @@ def check_writable(path: str) -> None:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--env", default="craits_v0", help="craits_v0 or pairs_draft_v0")
-    parser.add_argument("--agents", default="heuristic,random", help="comma-separated, one per seat in seat order; a shorter list repeats around the table (a,b at 4 seats: a b a b)")
+    add_table_arguments(parser)
     parser.add_argument("--games", type=int, default=100, help="duplicate sets (deal seeds); games = sets x seats")
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (>= 0)")
-    parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")
     parser.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 4),
                         help="worker processes (1: play in this process)")
     parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
@@ -248,8 +261,8 @@ def main(argv=None):
     try:
         if args.json:
             check_writable(args.json)
-        result = evaluate(args.env, parse_env_args(args.arg), args.agents.split(","), args.games, args.seed,
-                          args.processes, args.deterministic)
+        env = EnvHandle(args.env, parse_env_args(args.arg))
+        result = evaluate(env, args.agents.split(","), args.games, args.seed, args.processes, args.deterministic)
     except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
     print(format_table(result))

@@ -1,11 +1,13 @@
-"""The deckgym games as training sees them: env constructor and heuristic bot by env id.
+"""The deckgym games as training sees them, and the env handle every training layer passes.
 
-Adding a game to training means one entry here.
+Adding a game to training means one ``GAMES`` entry here: everything that differs between
+games (the env module, its heuristic, which way scores point, deals, a short game to show)
+is a field of its ``GameSpec``.
 """
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import yaml
@@ -18,6 +20,9 @@ class GameSpec:
     env_module: str  # the PettingZoo versioned module, e.g. "envs.craits_v0"
     heuristic: Callable  # raw env -> heuristic agent for that env's rules
     lower_score_wins: bool  # Craits counts penalty points, Pairs Draft counts gains
+    deals: Callable = lambda raw: None  # raw env -> deals in a game (None: a game is not split in deals)
+    deal_over: Callable = lambda game: False  # engine -> whether its last action ended a deal (show the table)
+    short_game: dict = field(default_factory=dict)  # env args for one short game, to watch a bot play
 
 
 def _craits_heuristic(raw):
@@ -31,7 +36,9 @@ def _pairs_heuristic(raw):
 
 
 GAMES = {
-    "craits_v0": GameSpec("envs.craits_v0", _craits_heuristic, lower_score_wins=True),
+    "craits_v0": GameSpec("envs.craits_v0", _craits_heuristic, lower_score_wins=True,
+                          deals=lambda raw: len(raw.rules.deals), deal_over=lambda game: game.deal_over,
+                          short_game={"deals": [8]}),
     "pairs_draft_v0": GameSpec("envs.pairs_draft_v0", _pairs_heuristic, lower_score_wins=False),
 }
 
@@ -40,6 +47,34 @@ def game_spec(env_id: str) -> GameSpec:
     if env_id not in GAMES:
         raise ValueError(f"unknown env id {shown(env_id)}: choose one of {', '.join(GAMES)}")
     return GAMES[env_id]
+
+
+class EnvHandle:
+    """One env id with its arguments, resolved once: the built raw env (``raw``, for the
+    questions an env answers and for play in this process), its ``GameSpec`` and the facts
+    agents, pools and checkpoints check against. ``new_raw()`` builds another env of the
+    same kind for each game played side by side. Pickled as (id, args): a worker process
+    builds its own env."""
+
+    def __init__(self, env_id: str, env_args: dict | None = None):
+        self.spec = game_spec(env_id)
+        self.id, self.args = env_id, dict(env_args or {})
+        self.raw = make_raw_env(env_id, **self.args)
+        space = self.raw.observation_space(self.raw.possible_agents[0])
+        self.seats = len(self.raw.possible_agents)
+        self.obs_size = space["observation"].shape[0]
+        self.num_actions = space["action_mask"].shape[0]
+        self.rule_args = self.raw.rule_args()
+        self.deals = self.spec.deals(self.raw)
+
+    def new_raw(self):
+        return make_raw_env(self.id, **self.args)
+
+    def __reduce__(self):
+        return EnvHandle, (self.id, self.args)
+
+    def __repr__(self) -> str:
+        return f"EnvHandle({self.id!r}, {self.args!r})"
 
 
 def make_raw_env(env_id: str, **env_args):
@@ -78,3 +113,12 @@ def parse_env_args(pairs) -> dict:
         except yaml.YAMLError as exc:
             raise ValueError(f"{clipped(pair)}: not a valid YAML value ({yaml_problem(exc)})") from None
     return out
+
+
+def add_table_arguments(parser) -> None:
+    """The options every CLI that seats agents takes: ``--env``, ``--agents``, ``--arg``."""
+    parser.add_argument("--env", default="craits_v0", help=" or ".join(GAMES))
+    parser.add_argument("--agents", default="heuristic,random",
+                        help="comma-separated, one per seat in seat order; a shorter list repeats around the table "
+                             "(a,b at 4 seats: a b a b)")
+    parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")

@@ -22,7 +22,6 @@ import gymnasium
 import numpy as np
 
 from .agents import checked_act, make_agent
-from .games import make_raw_env
 
 
 class OpponentPool:
@@ -34,10 +33,10 @@ class OpponentPool:
     re-listed when it changes, so envs in subprocesses see new snapshots too.
     """
 
-    def __init__(self, entries, env_id, env_args, raw_env, snapshot_dir=None, latest_weight=0.5, window=10,
-                 deterministic=False, seed=None):
+    def __init__(self, entries, env, snapshot_dir=None, latest_weight=0.5, window=10, deterministic=False,
+                 seed=None):
         self.entries = [(e.agent, e.weight) for e in entries if e.weight > 0]
-        self.env_id, self.env_args, self.raw_env = env_id, env_args, raw_env
+        self.env = env
         self.snapshot_dir = Path(snapshot_dir) if snapshot_dir else None
         self.latest_weight, self.window = latest_weight, window
         self.deterministic = deterministic
@@ -53,8 +52,7 @@ class OpponentPool:
     def _agent(self, spec: str, name: str | None = None):
         agent = self._agents.get(spec)
         if agent is None:
-            agent = self._agents[spec] = make_agent(spec, self.raw_env, self.env_id, self.env_args,
-                                                    seed=int(self.rng.integers(2**32)),
+            agent = self._agents[spec] = make_agent(spec, self.env, seed=int(self.rng.integers(2**32)),
                                                     deterministic=self.deterministic)
             if name:  # what errors call it
                 agent.name = name
@@ -88,16 +86,17 @@ class OpponentPool:
 class LearnerEnv(gymnasium.Env):
     metadata = {"render_modes": []}
 
-    def __init__(self, env_id: str, env_args: dict, pool_factory, learner_seat="random", partner="learner",
-                 seed=None):
-        self.raw = make_raw_env(env_id, **env_args)
-        self.pool = pool_factory(self.raw)
+    def __init__(self, env, pool, learner_seat="random", partner="learner", seed=None):
+        """``env``: an ``EnvHandle`` (this env plays its own copy); ``pool``: what ``draw()``s
+        the opponents (an ``OpponentPool``)."""
+        self.raw = env.new_raw()
+        self.pool = pool
         agents = self.raw.possible_agents
         space = self.raw.observation_space(agents[0])
         self.observation_space = space["observation"]
         self.action_space = self.raw.action_space(agents[0])
         self.learner_seat = learner_seat
-        self.partnership = self.raw.rule_args().get("partnership", False)
+        self.partnership = env.rule_args.get("partnership", False)
         self.partner = partner
         self.rng = np.random.default_rng(seed)
         self._seated = {}

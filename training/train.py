@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import json
+import functools
 import os
 import shutil
 import signal
@@ -30,36 +30,31 @@ import sys
 import time
 from pathlib import Path
 
-from .checkpoint import clean_leftovers, save_checkpoint, update_meta
+from .checkpoint import clean_leftovers, read_meta
 from .config import Config, ConfigError, check_resumable, dump_config, load_config
+from .games import EnvHandle
 
 CONFIG_FILE = "config.yaml"
 LOCK_FILE = ".lock"
 
 
-def make_vec_env(config: Config, run_dir: Path, first_timestep: int = 0):
+def _learner_env(config: Config, env, run_dir: Path, rank: int, in_subprocess: bool):
+    """The ``rank``-th learner env of a run (module level: subprocess workers unpickle it)."""
+    from .learner_env import LearnerEnv, OpponentPool
+    if in_subprocess:  # Ctrl-C is the main process's to handle: it checkpoints, then closes the workers
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    opp, seed = config.opponents, config.training.seed * 1000 + rank
+    pool = OpponentPool(opp.pool, env, snapshot_dir=run_dir / "snapshots", latest_weight=opp.self_play.latest_weight,
+                        window=opp.self_play.window, deterministic=opp.deterministic, seed=seed)
+    return LearnerEnv(env, pool, opp.learner_seat, opp.partner, seed=seed)
+
+
+def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
-    from .learner_env import LearnerEnv, OpponentPool
-
-    opp = config.opponents
-    env_args = dict(config.env.args)
-
     subprocesses = config.vec.subprocesses and config.vec.n_envs > 1
-
-    def factory(rank: int):
-        def make():
-            if subprocesses:  # Ctrl-C is the main process's to handle: it checkpoints, then closes the workers
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-            def pool(raw):
-                return OpponentPool(opp.pool, config.env.id, env_args, raw, snapshot_dir=run_dir / "snapshots",
-                                    latest_weight=opp.self_play.latest_weight, window=opp.self_play.window,
-                                    deterministic=opp.deterministic, seed=config.training.seed * 1000 + rank)
-            return LearnerEnv(config.env.id, env_args, pool, opp.learner_seat, opp.partner,
-                              seed=config.training.seed * 1000 + rank)
-        return make
-
-    factories = [factory(i) for i in range(config.vec.n_envs)]
+    factories = [functools.partial(_learner_env, config, env, run_dir, rank, subprocesses)
+                 for rank in range(config.vec.n_envs)]
     venv = SubprocVecEnv(factories) if subprocesses else DummyVecEnv(factories)
     # A resumed run seeds its envs anew from where it stopped, so it plays on with new deals
     # rather than replaying the ones it has trained on.
@@ -76,154 +71,6 @@ def new_model(config: Config, venv):
         n_epochs=a.n_epochs, gamma=a.gamma, gae_lambda=a.gae_lambda, clip_range=a.clip_range, ent_coef=a.ent_coef,
         vf_coef=a.vf_coef, max_grad_norm=a.max_grad_norm, device=a.device, seed=config.training.seed, verbose=0,
         policy_kwargs={"net_arch": list(a.net_arch), "activation_fn": {"tanh": nn.Tanh, "relu": nn.ReLU}[a.activation]})
-
-
-def checkpoint_meta(config: Config, model, evaluation, seconds: float, trained: int | None = None) -> dict:
-    """``trained``: the steps the weights have learnt from, when not all those the model counted."""
-    a = config.algorithm
-    from .games import make_raw_env
-    rules = make_raw_env(config.env.id, **config.env.args).rule_args()
-    return {"env_id": config.env.id, "env_args": dict(config.env.args), "rules": rules,
-            "observation_size": int(model.observation_space.shape[0]), "action_size": int(model.action_space.n),
-            "algorithm": dict(vars(a)), "timesteps": int(model.num_timesteps if trained is None else trained),
-            "seed": config.training.seed, "evaluation": evaluation,
-            "run": config.output.name, "training_seconds": round(seconds, 1)}
-
-
-def bot_layout(config: Config, bot, opponent: str) -> list[str]:
-    """One agent per seat: ``bot`` in seat 0 (and seat 2, its partner, when it was trained to
-    play its own partner), ``opponent`` in all the others."""
-    from .games import make_raw_env
-    raw = make_raw_env(config.env.id, **config.env.args)
-    own_partner = raw.rule_args().get("partnership", False) and config.opponents.partner == "learner"
-    return [str(bot) if seat in ((0, 2) if own_partner else (0,)) else opponent
-            for seat in range(len(raw.possible_agents))]
-
-
-def evaluate_checkpoint(config: Config, path, games: int, seed: int, processes: int = 1) -> dict:
-    """The checkpoint against the heuristic, then random (``bot_layout``); duplicate format."""
-    from .evaluate import evaluate
-    out = {}
-    for opponent in ("heuristic", "random"):
-        layout = bot_layout(config, path, opponent)
-        result = evaluate(config.env.id, dict(config.env.args), layout, games, seed=seed, processes=processes)
-        mine = result["agents"][str(path)]
-        out[opponent] = {k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score")}
-        out[opponent]["games"] = result["games"]
-    return out
-
-
-def uses_self_play(config: Config) -> bool:
-    return any(e.agent == "self_play" for e in config.opponents.pool)
-
-
-def save_snapshot(config: Config, model, run_dir: Path, seconds: float) -> None:
-    """A policy-only checkpoint under ``snapshots/`` for the self-play pool."""
-    save_checkpoint(run_dir / "snapshots" / f"step_{model.num_timesteps:09d}", model,
-                    checkpoint_meta(config, model, None, seconds), with_model=False)
-
-
-def next_multiple(step: int, every: int) -> int:
-    """The first multiple of ``every`` after ``step``: cadences are fixed to multiples, not
-    counted from the last event, so an interrupted run keeps the straight run's steps."""
-    return (step // every + 1) * every
-
-
-def format_evaluation(evaluation: dict) -> str:
-    parts = []
-    for opponent, r in evaluation.items():
-        if isinstance(r, dict):
-            ci = "{:.3f}-{:.3f}".format(*r["win_share_ci95"]) if r["win_share_ci95"] else "n/a"
-            parts.append(f"vs {opponent} {r['win_share']:.3f} (95% CI {ci})")
-    return f"evaluation at step {evaluation['timesteps']}: win share " + ", ".join(parts)
-
-
-class RunCallback:
-    """Snapshots, checkpoints and evaluations on their cadences (built lazily: SB3 import).
-
-    They are made between rollouts, at the first boundary at or after each multiple of their
-    ``every``: only there have the weights learnt from every step counted (within a rollout
-    they are those of its start). A checkpoint written on Ctrl-C records ``trained``, the last
-    boundary, so a resumed run starts on one too and its rollouts and events fall on the
-    same steps as those of a run that never stopped."""
-
-    @staticmethod
-    def build(config: Config, run_dir: Path, started: float, evaluation=None):
-        from stable_baselines3.common.callbacks import BaseCallback
-
-        cp = config.checkpoints
-        snapshot_every = config.opponents.self_play.snapshot_every if uses_self_play(config) else None
-        total = config.training.total_timesteps
-
-        class _Callback(BaseCallback):
-            def _on_training_start(self) -> None:
-                # Scheduled here, not in _init_callback: SB3 sets num_timesteps (the resumed
-                # run's step) only now.
-                from tqdm import tqdm
-                now = self.trained = self.num_timesteps
-                self.next_snapshot = next_multiple(now, snapshot_every) if snapshot_every else None
-                self.next_checkpoint = next_multiple(now, cp.every)
-                # From the last evaluation, not from now: one that a kill or Ctrl-C cut short
-                # (its checkpoint written, the evaluation not) is made up at once, at its step.
-                self.next_eval = next_multiple((evaluation or {}).get("timesteps", 0), cp.eval_every)
-                self.evaluation = evaluation  # the last one, kept in every checkpoint until the next
-                self.bar = tqdm(total=total, initial=min(now, total), unit="step", desc=config.output.name,
-                                dynamic_ncols=True, mininterval=1.0)
-
-            def _on_step(self) -> bool:
-                self.bar.update(min(self.num_timesteps, total) - self.bar.n)
-                return True
-
-            def _on_rollout_start(self) -> None:
-                self.between_rollouts()
-
-            def _on_training_end(self) -> None:
-                self.between_rollouts()
-                self.bar.update(total - self.bar.n)  # learn() stops after a whole rollout, past the total
-                self.close()
-
-            def close(self) -> None:
-                if getattr(self, "bar", None) is not None:
-                    self.bar.close()
-                    self.bar = None
-
-            def between_rollouts(self) -> None:
-                now = self.trained = self.model.num_timesteps
-                if self.next_snapshot is not None and now >= self.next_snapshot:
-                    save_snapshot(config, self.model, run_dir, time.time() - started)
-                    self.next_snapshot = next_multiple(now, snapshot_every)
-                checkpoint_due, eval_due = now >= self.next_checkpoint, now >= self.next_eval
-                if checkpoint_due:
-                    self.next_checkpoint = next_multiple(now, cp.every)
-                if eval_due:
-                    self.next_eval = next_multiple(now, cp.eval_every)
-                    self.run_evaluation()  # writes a checkpoint too
-                elif checkpoint_due:
-                    self.save()
-
-            def save(self):
-                return save_checkpoint(run_dir / "checkpoint", self.model,
-                                       checkpoint_meta(config, self.model, self.evaluation, time.time() - started))
-
-            def run_evaluation(self):
-                now = self.model.num_timesteps
-                if self.evaluation and self.evaluation["timesteps"] == now:
-                    return  # already evaluated at this very step (the run ended on an evaluation)
-                path = self.save()
-                self.evaluation = evaluate_checkpoint(config, path, cp.eval_games, seed=10_000 + config.training.seed)
-                self.evaluation["timesteps"] = int(now)
-                with open(run_dir / "evaluations.jsonl", "a") as f:
-                    f.write(json.dumps(self.evaluation) + "\n")
-                update_meta(path, {"evaluation": self.evaluation})  # after the log: a kill between repeats it
-                from tqdm import tqdm
-                tqdm.write(format_evaluation(self.evaluation))  # above the bar, which stays at the bottom
-                for opponent, r in self.evaluation.items():
-                    if isinstance(r, dict):
-                        self.logger.record(f"eval/win_share_vs_{opponent}", r["win_share"])
-                        self.logger.record(f"eval/mean_score_vs_{opponent}", r["mean_score"])
-                self.logger.dump(now)
-
-        return _Callback()
 
 
 def fresh_run_dir(base: Path) -> Path:
@@ -283,10 +130,10 @@ def claim_run(run_dir: Path, fresh: bool):
         lock.close()
 
 
-def describe_plan(config: Config, run_dir: Path, start: int, then: str = "") -> str:
+def describe_plan(config: Config, env, run_dir: Path, start: int, then: str = "") -> str:
     """What a run is about to do and where its results go, for the terminal."""
-    from .games import make_raw_env
-    seats = len(make_raw_env(config.env.id, **config.env.args).possible_agents)
+    from .callback import uses_self_play
+    seats = env.seats
     opp, cp, total = config.opponents, config.checkpoints, config.training.total_timesteps
     weights = sum(e.weight for e in opp.pool)
     pool = ", ".join(f"{e.agent} {e.weight / weights:.0%}" for e in opp.pool)
@@ -308,13 +155,14 @@ def train(config: Config, run_dir: Path | None = None, resume: bool = False) -> 
     """Train a new run in ``run_dir`` (default ``config.run_dir``; ``-2``, ``-3`` … appended
     when taken), or with ``resume`` continue the run in ``run_dir``; return its folder."""
     with claim_run(run_dir or config.run_dir, fresh=not resume) as run_dir:
-        run_training(config, run_dir, resume)
+        run_training(config, EnvHandle(config.env.id, config.env.args), run_dir, resume)
     return run_dir
 
 
-def run_training(config: Config, run_dir: Path, resume: bool = False, then: str = "") -> None:
-    """Train in ``run_dir``, which this process holds (``claim_run``); with ``resume``,
-    continue from its checkpoint. ``then``: what follows, for the plan printed first.
+def run_training(config: Config, env, run_dir: Path, resume: bool = False, then: str = "") -> None:
+    """Train in ``env`` (an ``EnvHandle``) and ``run_dir``, which this process holds
+    (``claim_run``); with ``resume``, continue from its checkpoint. ``then``: what follows,
+    for the plan printed first.
 
     Interrupted, it checkpoints and exits with status 130. The checkpoint holds everything
     trained on; the rollout under way (at most ``n_steps x n_envs`` steps) is not trained on
@@ -323,16 +171,18 @@ def run_training(config: Config, run_dir: Path, resume: bool = False, then: str 
     from stable_baselines3.common.logger import configure
 
     import torch
+
+    from .callback import RunCallback, save_snapshot, uses_self_play
     torch.set_num_threads(config.algorithm.torch_threads)
-    previous = json.loads((run_dir / "checkpoint" / "meta.json").read_text()) if resume else {}
+    previous = read_meta(run_dir / "checkpoint") if resume else {}
     start = previous.get("timesteps", 0)
     remaining = config.training.total_timesteps - start
     if remaining <= 0:
         print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps: nothing to train "
               f"(raise it with --set training.total_timesteps=...)")
         return
-    print(describe_plan(config, run_dir, start, then), flush=True)
-    venv = make_vec_env(config, run_dir, first_timestep=start)
+    print(describe_plan(config, env, run_dir, start, then), flush=True)
+    venv = make_vec_env(config, env, run_dir, first_timestep=start)
     if resume:
         model = MaskablePPO.load(run_dir / "checkpoint" / "model.zip", env=venv, device=config.algorithm.device)
         model.num_timesteps = start  # the steps trained on (meta.json), not all those the archive counted
@@ -345,10 +195,10 @@ def run_training(config: Config, run_dir: Path, resume: bool = False, then: str 
     os.replace(tmp, run_dir / CONFIG_FILE)
     snapshots = run_dir / "snapshots"
     if uses_self_play(config) and not (snapshots.is_dir() and any(snapshots.iterdir())):
-        save_snapshot(config, model, run_dir, 0.0)  # the pool needs one before the first reset
+        save_snapshot(config, env, model, run_dir, 0.0)  # the pool needs one before the first reset
     model.set_logger(configure(str(run_dir / "logs" / f"from_{start:09d}"), ["csv", "tensorboard"]))
     started = time.time() - previous.get("training_seconds", 0.0)  # training time adds up across interruptions
-    callback = RunCallback.build(config, run_dir, started, previous.get("evaluation"))
+    callback = RunCallback(config, env, run_dir, started, previous.get("evaluation"))
     previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         model.learn(remaining, callback=callback, reset_num_timesteps=False)
@@ -357,10 +207,9 @@ def run_training(config: Config, run_dir: Path, resume: bool = False, then: str 
         # An interrupted step can leave the subprocess workers' replies half read, and
         # SubprocVecEnv.close() would wait for them forever: skip that wait.
         getattr(venv, "venv", venv).waiting = False
-        trained = getattr(callback, "trained", start)
-        save_checkpoint(run_dir / "checkpoint", model, checkpoint_meta(
-            config, model, getattr(callback, "evaluation", previous.get("evaluation")), time.time() - started,
-            trained))
+        trained = start if callback.trained is None else callback.trained
+        callback.model = model  # learn() sets it, unless the interrupt came first
+        callback.save(trained)
         print(f"\ninterrupted at step {model.num_timesteps}; checkpoint written at step {trained}, the last "
               f"trained on (the rollout under way is gathered again). Continue with:\n"
               f"  python -m training.train --resume {run_dir}", file=sys.stderr)
@@ -382,16 +231,14 @@ def resume_config(run_dir: Path, overrides: list[str]) -> Config:
     return wanted
 
 
-def check_comparisons(config: Config, paths: list[str], games: int) -> None:
+def check_comparisons(env, paths: list[str], games: int) -> None:
     """Fail before training, not after it, on a checkpoint that can't be compared here."""
     from .agents import make_agent
-    from .games import make_raw_env
     if games < 1:
         raise ConfigError(f"--compare-games must be >= 1, got {games}")
-    raw = make_raw_env(config.env.id, **config.env.args)
     for path in paths:
         try:
-            make_agent(path, raw, config.env.id, config.env.args)
+            make_agent(path, env)
         except ValueError as exc:
             raise ConfigError(f"--compare {path}: {exc}") from None
 
@@ -401,7 +248,7 @@ def _raise_interrupt(signum, frame):
 
 
 def print_summary(run_dir: Path) -> None:
-    meta = json.loads((run_dir / "checkpoint" / "meta.json").read_text())
+    meta = read_meta(run_dir / "checkpoint")
     print(f"\ntrained {meta['env_id']} for {meta['timesteps']} timesteps in {meta['training_seconds']} s: "
           f"{run_dir / 'checkpoint'}")
     for opponent, r in (meta["evaluation"] or {}).items():
@@ -411,33 +258,35 @@ def print_summary(run_dir: Path) -> None:
                   f" mean score {r['mean_score']:.2f} over {r['games']} games")
 
 
-def compare(config: Config, new: Path, others: list[str], games: int) -> None:
+def compare(config: Config, env, new: Path, others: list[str], games: int) -> None:
     """The new bot beside other checkpoints, each in one seat against the heuristic, then
     random, in every other seat (duplicate format, ``games`` sets, the same deals for all)."""
-    from .games import game_spec
-    better = "lower" if game_spec(config.env.id).lower_score_wins else "higher"
-    seats = [str(s) for s, spec in enumerate(bot_layout(config, "bot", "opponent")) if spec == "bot"]
+    from .callback import evaluate_run_bot
+    from .evaluate import bot_layout
+    better = "lower" if env.spec.lower_score_wins else "higher"
+    own_partner = config.opponents.partner == "learner"
+    seats = [str(s) for s, spec in enumerate(bot_layout(env, "bot", "opponent", own_partner)) if spec == "bot"]
     print(f"\n{games} duplicate sets per row: each bot in seat {' and '.join(seats)}, the opponents in every "
           f"other seat; points per game, {better} is better")
     print(f"{'bot':<40} {'opponents':<10} {'win share':>9} {'95% CI':>13} {'even':>5} {'points/game':>11}")
     for bot in [str(new)] + others:
-        results = evaluate_checkpoint(config, bot, games, seed=20_000, processes=min(os.cpu_count() or 1, 4))
+        results = evaluate_run_bot(config, env, bot, games, seed=20_000, processes=min(os.cpu_count() or 1, 4))
         for opponent, r in results.items():
             ci = "{:.3f}-{:.3f}".format(*r["win_share_ci95"]) if r["win_share_ci95"] else "n/a"
             print(f"{bot:<40} {opponent:<10} {r['win_share']:>9.3f} {ci:>13} {r['even_share']:>5.2f} "
                   f"{r['mean_score']:>11.2f}")
 
 
-def show(config: Config, new: Path) -> None:
-    """One game (Craits: one deal) of the new bot against the heuristic, move by move."""
+def show(config: Config, env, new: Path) -> None:
+    """One short game (the game's ``short_game``: Craits, one deal) of the new bot against
+    the heuristic, move by move."""
+    from .evaluate import bot_layout
     from .play import play
-    args = dict(config.env.args)
-    if config.env.id == "craits_v0":
-        args["deals"] = [8]
-    layout = bot_layout(config, new, "heuristic")
+    short = EnvHandle(env.id, {**env.args, **env.spec.short_game})
+    layout = bot_layout(short, new, "heuristic", own_partner=config.opponents.partner == "learner")
     mine = [str(seat) for seat, spec in enumerate(layout) if spec == str(new)]
     print(f"\n--- {new} (seat {' and '.join(mine)}) against the heuristic in the other seats ---")
-    play(config.env.id, args, layout, seed=config.training.seed)
+    play(short, layout, seed=config.training.seed)
 
 
 def main(argv=None):
@@ -461,14 +310,14 @@ def main(argv=None):
         bots = " and ".join([", ".join(bots[:-1]), bots[-1]] if len(bots) > 1 else bots)
         then.append(f"{bots} against the heuristic and random (--compare)")
 
-    def run(config: Config, run_dir: Path) -> None:
-        run_training(config, run_dir, resume=bool(args.resume), then="; ".join(then))
+    def run(config: Config, env, run_dir: Path) -> None:
+        run_training(config, env, run_dir, resume=bool(args.resume), then="; ".join(then))
         print_summary(run_dir)
         try:
             if args.show:
-                show(config, run_dir / "checkpoint")
+                show(config, env, run_dir / "checkpoint")
             if args.compare is not None:
-                compare(config, run_dir / "checkpoint", args.compare, args.compare_games)
+                compare(config, env, run_dir / "checkpoint", args.compare, args.compare_games)
         except ValueError as exc:  # a bot's illegal move, a checkpoint damaged meanwhile: the run itself is kept
             raise SystemExit(f"error: {exc}")
 
@@ -477,13 +326,15 @@ def main(argv=None):
         if args.resume:
             with claim_run(Path(args.resume), fresh=False) as run_dir:
                 config = resume_config(run_dir, args.set)
-                check_comparisons(config, args.compare or [], args.compare_games)
-                run(config, run_dir)
+                env = EnvHandle(config.env.id, config.env.args)
+                check_comparisons(env, args.compare or [], args.compare_games)
+                run(config, env, run_dir)
         else:
             config = load_config(args.config, args.set)
-            check_comparisons(config, args.compare or [], args.compare_games)  # before a folder is made
+            env = EnvHandle(config.env.id, config.env.args)
+            check_comparisons(env, args.compare or [], args.compare_games)  # before a folder is made
             with claim_run(config.run_dir, fresh=True) as run_dir:
-                run(config, run_dir)
+                run(config, env, run_dir)
     except ConfigError as exc:
         raise SystemExit(f"error: {exc}")
 
