@@ -22,9 +22,6 @@ Peers (skipped with a message when the import fails):
   Chance nodes (deals, draws) are sampled from ``state.chance_outcomes()``; their time is
   counted but only player (non-chance) moves count as agent steps.
 
-Pairs Draft rows need ``envs.pairs_draft.PairsDraftGame`` (engine row) and
-``envs.pairs_draft_v0`` (env rows); missing parts are skipped with a message.
-
 Run from the repository root::
 
     python benchmarks/env_speed.py                     # all games, 3 s per row
@@ -107,21 +104,13 @@ GAMES = {
 
 
 def game_rows(name):
-    """(row name, loop factory) for one deckgym game, plus skip messages for missing parts."""
+    """(row name, loop factory) for one deckgym game: its engine, raw_env() and env()."""
     engine_mod, cls_name, aec_mod = GAMES[name]
-    rows, skipped = [], []
-    try:
-        cls = getattr(importlib.import_module(engine_mod), cls_name)
-        rows.append((f"{name} engine", lambda rng: engine_loop(rng, lambda k: cls(seed=k))))
-    except (ImportError, AttributeError) as exc:
-        skipped.append(f"{name} engine: {exc}")
-    try:
-        aec = importlib.import_module(aec_mod)
-        rows.append((f"{name} raw_env()", lambda rng: aec_loop(rng, aec.raw_env)))
-        rows.append((f"{name} env()", lambda rng: aec_loop(rng, aec.env)))
-    except ImportError as exc:
-        skipped.append(f"{name} raw_env()/env(): {exc}")
-    return rows, skipped
+    cls = getattr(importlib.import_module(engine_mod), cls_name)
+    aec = importlib.import_module(aec_mod)
+    return [(f"{name} engine", lambda rng: engine_loop(rng, lambda k: cls(seed=k))),
+            (f"{name} raw_env()", lambda rng: aec_loop(rng, aec.raw_env)),
+            (f"{name} env()", lambda rng: aec_loop(rng, aec.env))]
 
 
 def peer_rows():
@@ -160,16 +149,13 @@ def main(argv=None):
     parser.add_argument("--json", metavar="PATH", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
 
-    rows, skipped = [], []
+    rows = []
     for name in filter(None, args.games.split(",")):
         if name not in GAMES:
             parser.error(f"unknown game {name!r}; choose from {', '.join(GAMES)}")
-        more_rows, more_skipped = game_rows(name)
-        rows += more_rows
-        skipped += more_skipped
-    more_rows, more_skipped = peer_rows()
+        rows += game_rows(name)
+    more_rows, skipped = peer_rows()
     rows += more_rows
-    skipped += more_skipped
     for line in skipped:
         print(f"skipped {line}")
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -11,9 +12,9 @@ GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DECKGYM_UPDATE_GOLDEN") == "1"
 
 
-def playthrough(game, seed: int) -> str:
+def playthrough(game, seed: int, deal_over=lambda game: False) -> str:
     """Play ``game`` to its end with seeded uniform-random legal actions, as text: every
-    action with its seat, and the table whenever a deal (or the game) ends."""
+    action with its seat, and the table whenever a deal (``deal_over(game)``) or the game ends."""
     rng = random.Random(seed)
     lines = [game.render(), ""]
     while game.legal_actions():
@@ -21,7 +22,7 @@ def playthrough(game, seed: int) -> str:
         action = rng.choice(game.legal_actions())
         lines.append(f"seat {seat}: {game.action_to_text(action)}")
         game.apply(action)
-        if getattr(game, "deal_over", False) or not game.legal_actions():
+        if deal_over(game) or game.is_over:
             lines += ["", game.render(), ""]
     return "\n".join(lines) + "\n"
 
@@ -79,3 +80,15 @@ def observation_playthrough(env, seed: int, entry) -> str:
         lines.append(f"{agent} {env.game.action_to_text(action)} | {entries}")
         env.step(action)
     return "\n".join(lines) + "\n"
+
+
+def all_cards(game) -> Counter:
+    """Every card of a Pairs Draft game, wherever it lies (a Counter of numbers)."""
+    cards = Counter(game.set_aside())
+    for seat in range(4):
+        for place in (game.hand, game.pack, game.face_up, game.face_down):
+            cards.update(place(seat))
+        if game.discarded(seat) is not None:
+            cards[game.discarded(seat)] += 1
+    cards.update(play.number for play in game.current_trick())
+    return cards

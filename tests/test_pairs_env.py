@@ -17,7 +17,7 @@ from envs.pairs_draft.env import (COUNT_SCALE, DISCARD, HAND, HAND_SIZE, INSTANT
                                   PACK, PASSED_PACKS, PHASE, POINTS, POINTS_SCALE, REWARD_SCALE, SEAT_SIZE, SEATS,
                                   _SCALE)
 from envs.pairs_draft.game import DECK
-from helpers import check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
+from helpers import all_cards, check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
 
 REWARD_MODES = ["points", "win"]
 
@@ -57,18 +57,6 @@ def test_imports_and_registry():
 def test_bad_arguments_name_the_problem(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         pairs_draft_v0.raw_env(**kwargs)
-
-
-def all_cards(game):
-    """Every card of the game, wherever it lies."""
-    cards = Counter(game.set_aside())
-    for seat in range(4):
-        for place in (game.hand, game.pack, game.face_up, game.face_down):
-            cards.update(place(seat))
-        if game.discarded(seat) is not None:
-            cards[game.discarded(seat)] += 1
-    cards.update(play.number for play in game.current_trick())
-    return cards
 
 
 @pytest.mark.parametrize("reward", REWARD_MODES)

@@ -6,6 +6,7 @@ import pytest
 
 from envs.engine import IllegalActionError
 from envs.pairs_draft.game import PairsDraftGame, Score, score_cards
+from helpers import all_cards
 
 DECK = Counter({n: n for n in range(1, 11)})
 
@@ -18,21 +19,6 @@ def play(game, *numbers):
 def taken(game):
     """The last round as (seat, number, forced, taker, face_up) tuples."""
     return [tuple(t) for t in game.previous_trick()]
-
-
-def all_cards(game):
-    """Every card of the game, wherever it lies."""
-    cards = Counter(game.set_aside())
-    for seat in range(4):
-        cards.update(game.hand(seat))
-        cards.update(game.pack(seat))
-        cards.update(game.face_up(seat))
-        cards.update(game.face_down(seat))
-        if game.discarded(seat) is not None:
-            cards[game.discarded(seat)] += 1
-    for card in game.current_trick():
-        cards[card.number] += 1
-    return cards
 
 
 def play_round(game, cards_by_seat):
