@@ -43,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from training.config import ConfigError, load_config  # noqa: E402
+from training.preflight import check_config  # noqa: E402
 
 # Component rows, in print order; "opponent" rows are summed into a subtotal.
 OPPONENT_ROWS = ("opponent act: random", "opponent act: heuristic", "opponent act: policy", "opponent draw (pool)")
@@ -109,18 +110,16 @@ def pool_override(specs: list[str]) -> str:
     return "opponents.pool=" + json.dumps(pool)
 
 
-def profile(config, steps: int) -> tuple[Timers, float, int]:
+def profile(config, env, steps: int) -> tuple[Timers, float, int]:
     import torch
     from sb3_contrib import MaskablePPO
 
     from training.agents import PolicyAgent, RandomAgent
     from training.callback import save_snapshot, uses_self_play
-    from training.games import EnvHandle
     from training.learner_env import OpponentPool
     from training.train import make_vec_env, new_model
 
     torch.set_num_threads(config.algorithm.torch_threads)
-    env = EnvHandle(config.env.id, config.env.args)
     raw_cls, heuristic_cls = type(env.raw), type(env.spec.heuristic(env.raw))
     timers = Timers()
     targets = [(RandomAgent, "act", OPPONENT_ROWS[0]), (heuristic_cls, "act", OPPONENT_ROWS[1]),
@@ -206,9 +205,10 @@ def main(argv=None):
     overrides = list(args.set) + ["vec.subprocesses=false"] + ([pool_override(args.pool)] if args.pool else [])
     try:
         config = load_config(args.config, overrides)
+        env = check_config(config)
     except ConfigError as exc:
         raise SystemExit(f"error: {exc}")
-    timers, total, steps = profile(config, args.steps)
+    timers, total, steps = profile(config, env, args.steps)
     report(config, timers, total, steps)
 
 

@@ -29,10 +29,17 @@ def is_int(value) -> bool:
     return as_action(value) is not None
 
 
-def shown(value, limit: int = 200) -> str:
-    """``repr(value)`` cut to ``limit`` characters, for error messages about user input."""
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit - 3] + "..."
+MAX_SHOWN = 200  # characters of a rejected value a message shows: enough to recognise it, never megabytes
+
+
+def clipped(text: str, limit: int = MAX_SHOWN) -> str:
+    """``text`` cut to ``limit`` characters, for error messages about user input."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def shown(value) -> str:
+    """A rejected value as a message shows it: its repr, clipped."""
+    return clipped(repr(value))
 
 
 def check_choice(name: str, value, allowed, what: str = "") -> None:

@@ -1,21 +1,26 @@
-"""Config validation: what would fail later (or never end) fails at load, with a short message
-naming the key path."""
+"""Config validation: what would fail later (or never end) fails before training, with a short
+message naming the key path: at load (``load_config``: the schema) or in the checks against the
+env, the agents and this machine (``check_config``), which the CLI runs next."""
+import ast
 import os
 import threading
+from pathlib import Path
 
 import pytest
 
-from training import config as config_module
+from training import preflight as preflight_module
 from training.config import ConfigError, MAX_SHOWN, check_resumable, load_config
 from training.games import make_raw_env, parse_env_args
+from training.preflight import check_config
 
 QUICK = "configs/craits_quick.yaml"
 MESSAGE_MAX = 3 * MAX_SHOWN + 200  # a message may quote a clipped value and some context, never more
 
 
 def error(*args, **kwargs) -> str:
+    """The message of the ConfigError a config gets before training: at load or in the checks."""
     with pytest.raises(ConfigError) as info:
-        load_config(*args, **kwargs)
+        check_config(load_config(*args, **kwargs))
     return str(info.value)
 
 
@@ -109,19 +114,22 @@ def test_parse_env_args_clips_long_values():
 def test_torch_threads_above_the_cores_is_refused(tmp_path):
     cores = os.cpu_count()
     sets = [f"output.dir={tmp_path}"]
-    assert load_config(QUICK, sets + [f"algorithm.torch_threads={cores}"]).algorithm.torch_threads == cores
+    check_config(load_config(QUICK, sets + [f"algorithm.torch_threads={cores}"]))
     message = error(QUICK, sets + ["algorithm.torch_threads=100000"])
     assert "'algorithm.torch_threads' is 100000" in message and f"{cores} cores" in message
-    # A resumed run's saved config is only read: it may come from a bigger machine.
-    assert load_config(QUICK, sets + ["algorithm.torch_threads=100000"], machine=False)
+    # A resumed run's saved config is only read (not checked against this machine): it may come from a bigger one.
+    assert load_config(QUICK, sets + ["algorithm.torch_threads=100000"]).algorithm.torch_threads == 100000
 
 
 @pytest.mark.parametrize("override, message", [
-    ("algorithm.learning_rate=5", "'algorithm.learning_rate' must be between 0 (excluded) and 1, got 5.0"),
+    ("algorithm.learning_rate=5", "'algorithm.learning_rate' must be less than or equal to 1, got 5.0"),
+    ("algorithm.learning_rate=0", "'algorithm.learning_rate' must be greater than 0, got 0.0"),
     ("algorithm.learning_rate=1" + "0" * 400, "'algorithm.learning_rate' must be a finite number"),
-    ("algorithm.clip_range=2.0", "'algorithm.clip_range' must be between 0 (excluded) and 1"),
-    ("algorithm.ent_coef=1e30", "'algorithm.ent_coef' must be between 0 and 10.0"),
-    ("algorithm.vf_coef=100", "'algorithm.vf_coef' must be between 0 and 10.0"),
+    ("algorithm.learning_rate=.nan", "'algorithm.learning_rate' must be a finite number"),
+    ("algorithm.clip_range=2.0", "'algorithm.clip_range' must be less than or equal to 1"),
+    ("algorithm.ent_coef=1e30", "'algorithm.ent_coef' must be less than or equal to 10"),
+    ("algorithm.vf_coef=100", "'algorithm.vf_coef' must be less than or equal to 10"),
+    ("algorithm.gamma=-0.1", "'algorithm.gamma' must be greater than or equal to 0"),
 ])
 def test_float_hyperparameters_must_be_in_a_sensible_range(override, message):
     assert message in error(QUICK, [override])
@@ -142,9 +150,9 @@ def test_memory_estimate_is_compared_with_this_machines_memory(tmp_path, monkeyp
     config = load_config(QUICK, [f"output.dir={tmp_path}"])
     env = make_raw_env(config.env.id, **config.env.args)
     agent = env.possible_agents[0]
-    need = sum(config_module.memory_needed(config, env.observation_space(agent)["observation"].shape[0],
-                                           env.action_space(agent).n).values())
-    monkeypatch.setattr(config_module, "physical_memory", lambda: need - 1)
+    need = sum(preflight_module.memory_needed(config, env.observation_space(agent)["observation"].shape[0],
+                                              env.action_space(agent).n).values())
+    monkeypatch.setattr(preflight_module, "physical_memory", lambda: need - 1)
     assert f"more than the {(need - 1) / 2**30:.1f} GiB this machine has" in error(QUICK, [f"output.dir={tmp_path}"])
 
 
@@ -165,4 +173,65 @@ def test_output_dir_must_be_a_writable_folder(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda p, mode: str(p) != str(locked) and real_access(p, mode))
     message = error(QUICK, [f"output.dir={locked}/new/runs"])
     assert "'output.dir'" in message and f"'{locked}' is not writable" in message
-    assert load_config(QUICK, [f"output.dir={tmp_path}/new/runs"]).output.dir == f"{tmp_path}/new/runs"
+    config = load_config(QUICK, [f"output.dir={tmp_path}/new/runs"])
+    check_config(config)
+    assert config.output.dir == f"{tmp_path}/new/runs"
+
+
+# ---------------------------------------------------------------- the schema
+def test_algorithm_is_chosen_by_name_and_defaults_to_maskable_ppo():
+    assert load_config(data={"algorithm": {"n_epochs": 2}}).algorithm.name == "MaskablePPO"  # no name: the default
+    assert load_config(QUICK, ["algorithm.name=MaskablePPO"]).algorithm.n_epochs == 4
+    assert "config key 'algorithm.name' must be one of 'MaskablePPO', got 'PPO'" in error(QUICK, ["algorithm.name=PPO"])
+    # A key of the chosen algorithm's model is named without pydantic's label for the union's member.
+    assert "unknown config key 'algorithm.n_step': allowed keys here are name, net_arch" in error(
+        QUICK, ["algorithm.n_step=1"])
+    assert "config key 'algorithm.net_arch[1]' must be greater than 0, got 0" in error(
+        QUICK, ["algorithm.net_arch=[16, 0]"])
+
+
+def test_numbers_are_read_as_today():
+    # YAML reads 3e-4 (no dot) as a string: a float key takes it; an int key takes only an int.
+    assert load_config(QUICK, ["algorithm.learning_rate=1e-3"]).algorithm.learning_rate == 0.001
+    assert load_config(QUICK, ["algorithm.gamma=1"]).algorithm.gamma == 1.0
+    assert "'algorithm.n_steps' must be a valid integer, got '5'" in error(QUICK, ["algorithm.n_steps='5'"])
+    assert "'algorithm.n_steps' must be a valid integer, got 5.0" in error(QUICK, ["algorithm.n_steps=5.0"])
+    # A bool is no number, nor a number a bool.
+    assert "'algorithm.n_epochs' must be a valid integer, got True" in error(QUICK, ["algorithm.n_epochs=true"])
+    assert "'algorithm.gamma' must be a valid number, got True" in error(QUICK, ["algorithm.gamma=true"])
+    assert "'vec.subprocesses' must be a valid boolean, got 1" in error(QUICK, ["vec.subprocesses=1"])
+
+
+@pytest.mark.parametrize("override, message", [
+    ("opponents.learner_seat=-1", "'opponents.learner_seat' must be 'random' or greater than or equal to 0, got -1"),
+    ("opponents.learner_seat=x", "'opponents.learner_seat' must be 'random' or a valid integer, got 'x'"),
+    ("opponents.pool=[{agent: random, weight: -1}]", "'opponents.pool[0].weight' must be greater than or equal to 0"),
+    ("opponents.pool=[{agent: random, weight: 0}]", "'opponents.pool' needs at least one entry with weight > 0"),
+    ("opponents.pool=[heuristic]", "'opponents.pool[0]' must be a mapping of keys, got 'heuristic'"),
+    ("output.name=../elsewhere", "'output.name' must be a plain folder name, got '../elsewhere'"),
+    ("algorithm.batch_size=100000", "'algorithm.batch_size' is 100000: it must be at most algorithm.n_steps x "
+                                    "vec.n_envs = 2048"),
+    ("env.args={1: 2}", "'env.args[1]' must be a valid string, got 1"),
+])
+def test_schema_errors_name_the_key_path(override, message):
+    assert message in error(QUICK, [override])
+
+
+def test_each_problem_is_one_line_and_their_number_is_bounded():
+    lines = error(QUICK, ["algorithm.n_steps=0", "vec.n_envs=0", "algorithm.gamma=2"]).splitlines()
+    assert lines == ["config key 'algorithm.n_steps' must be greater than 0, got 0",
+                     "config key 'algorithm.gamma' must be less than or equal to 1, got 2.0",
+                     "config key 'vec.n_envs' must be greater than 0, got 0"]
+    message = error(QUICK, ["opponents.pool=[" + "1, " * 1_000 + "]"])
+    assert message.endswith("and 990 more problems") and len(message) < MESSAGE_MAX
+
+
+def test_checks_needing_the_env_or_agents_run_apart_from_loading():
+    # The schema knows no env, agent or checkpoint: training.preflight checks those.
+    config = load_config(QUICK, ["env.args.nine=any", "opponents.pool=[{agent: checkpoints/nothing_here}]"])
+    with pytest.raises(ConfigError, match="'env.args'.*nine"):
+        check_config(config)
+    tree = ast.parse(Path("training/config.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert not {"agents", "games", "checkpoint"} & {name.rsplit(".", 1)[-1] for name in imported if name}

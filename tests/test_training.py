@@ -9,6 +9,7 @@ import pytest
 from training.agents import PolicyAgent, make_agent
 from training.checkpoint import CheckpointError
 from training.config import ConfigError, PoolEntry, load_config
+from training.preflight import check_config
 from training.games import EnvHandle
 from training.learner_env import LearnerEnv, OpponentPool
 from training import train as train_module
@@ -37,20 +38,20 @@ def test_shipped_configs_load():
 
 @pytest.mark.parametrize("override, message", [
     ("algorithm.lerning_rate=0.1", "unknown config key 'algorithm.lerning_rate'"),
-    ("algorithm.n_steps=many", "'algorithm.n_steps' must be int"),
-    ("algorithm.activation=sigmoid", "'algorithm.activation' is 'sigmoid': allowed values are tanh, relu"),
-    ("algorithm.gamma=1.5", "'algorithm.gamma' must be between 0 and 1"),
+    ("algorithm.n_steps=many", "'algorithm.n_steps' must be a valid integer, got 'many'"),
+    ("algorithm.activation=sigmoid", "'algorithm.activation' must be 'tanh' or 'relu', got 'sigmoid'"),
+    ("algorithm.gamma=1.5", "'algorithm.gamma' must be less than or equal to 1, got 1.5"),
     ("env.args.nine=any", "'env.args'.*nine"),
     ("env.args.colour=red", "'env.args'.*colour"),
     ("env.id=poker_v0", "'env.id'.*poker_v0"),
     ("opponents.pool=[{agent: heuristic, wieght: 1}]", "opponents.pool\\[0\\].wieght"),
     ("opponents.learner_seat=7", "learner_seat"),
     ("opponents.pool=[{agent: checkpoints/nothing_here}]", "'opponents.pool\\[0\\].agent' is 'checkpoints/nothing_here'"),
-    ("vec.n_envs=0", "'vec.n_envs' must be > 0"),
+    ("vec.n_envs=0", "'vec.n_envs' must be greater than 0"),
 ])
 def test_config_errors_name_the_key(override, message):
-    with pytest.raises(ConfigError, match=message):
-        load_config(QUICK, [override])
+    with pytest.raises(ConfigError, match=message):  # at load, or in the checks before training (env, agents)
+        check_config(load_config(QUICK, [override]))
 
 
 def test_unknown_top_level_section():

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
+from envs.engine import shown
+
 from .checkpoint import CheckpointError, check_compatible, load_policy
-from .config import shown
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 

@@ -1,156 +1,187 @@
 """Experiment configs: YAML files loaded into typed, validated objects.
 
-Every default the code uses is a field default here and is written out in full in the
-shipped configs (``configs/*.yaml``). An unknown or repeated key, a wrong type or a bad value
-raises ``ConfigError`` naming the key path (``algorithm.learning_rate``) and what is allowed,
-and so does a config this machine can't train with (more threads than cores, more memory than
-it has, an output.dir it can't write in): before anything is written. YAML aliases are refused,
-and a message shows at most ``MAX_SHOWN`` characters of a rejected value.
+The schema below (pydantic) declares every key with its type, its default and its bounds;
+the shipped configs (``configs/*.yaml``) write every default out. An unknown or repeated key,
+a wrong type or a bad value raises ``ConfigError`` naming the key path
+(``algorithm.learning_rate``), one line per problem. YAML aliases are refused, and a message
+shows at most ``MAX_SHOWN`` characters of a rejected value.
+
+What a config meets only when it trains (the env its arguments build, the checkpoints in its
+opponent pool, the cores, memory and output.dir of this machine) is checked by
+``training.preflight.check_config``, before a run starts.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import stat
 import typing
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any, Literal, Union
 
 import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from envs.engine import MAX_SHOWN, clipped, shown
 
 
 class ConfigError(ValueError):
     """A config that can't be used; the message names the key path."""
 
 
-MAX_SHOWN = 200  # characters of a rejected value a message shows: enough to recognise it, never megabytes
+MAX_PROBLEMS = 10  # problems one message lists
 
 
-def clipped(text: str, limit: int = MAX_SHOWN) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+# ---------------------------------------------------------------- the schema
+def _number(value):
+    """YAML reads 3e-4 (no dot) as a string and 1 as an int: both are numbers for a float key.
+    A bool is not, nor is any other string: the strict float check refuses them."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:  # an integer too big for a float
+            return math.inf
+    return value
 
 
-def shown(value) -> str:
-    """A rejected value as a message shows it: its repr, clipped."""
-    return clipped(repr(value))
-
-
-def ranged(default, *, gt=None, ge=None, le=None):
-    """A numeric field that must be > gt, >= ge and <= le (those given): the bounds sit
-    next to the field they govern, and ``_check`` enforces them."""
-    return field(default=default, metadata={"gt": gt, "ge": ge, "le": le})
-
-
+Number = Annotated[float, Field(allow_inf_nan=False), BeforeValidator(_number)]
 COEF_MAX = 10.0  # loss coefficients: common values are 0.001-1; far above that the loss overflows
 
 
-@dataclass
-class EnvConfig:
+class Section(BaseModel):
+    """A config section: unknown keys are errors, and values are strict (true is not 1, "5" is
+    not 5), except the numbers a float key takes (``Number``)."""
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class EnvConfig(Section):
     id: str = "craits_v0"
-    args: dict = field(default_factory=dict)  # every constructor argument of the env
+    args: dict[str, Any] = {}  # every constructor argument of the env
 
 
-@dataclass
-class AlgorithmConfig:
-    name: str = "MaskablePPO"
-    net_arch: list = field(default_factory=lambda: [128, 128])
-    activation: str = "tanh"
-    learning_rate: float = ranged(3e-4, gt=0, le=1)
-    n_steps: int = ranged(512, gt=0)  # per env, per rollout
-    batch_size: int = 256
-    n_epochs: int = ranged(4, gt=0)
-    gamma: float = ranged(0.99, ge=0, le=1)
-    gae_lambda: float = ranged(0.95, ge=0, le=1)
-    clip_range: float = ranged(0.2, gt=0, le=1)
-    ent_coef: float = ranged(0.01, ge=0, le=COEF_MAX)
-    vf_coef: float = ranged(0.5, ge=0, le=COEF_MAX)
-    max_grad_norm: float = ranged(0.5, gt=0)  # any size is safe: a big one just never clips
-    device: str = "cpu"
+class MaskablePPOConfig(Section):
+    name: Literal["MaskablePPO"] = "MaskablePPO"
+    net_arch: list[Annotated[int, Field(gt=0)]] = [128, 128]
+    activation: Literal["tanh", "relu"] = "tanh"
+    learning_rate: Number = Field(3e-4, gt=0, le=1)
+    n_steps: int = Field(512, gt=0)  # per env, per rollout
+    batch_size: int = Field(256, ge=2)  # at most one rollout: see Config
+    n_epochs: int = Field(4, gt=0)
+    gamma: Number = Field(0.99, ge=0, le=1)
+    gae_lambda: Number = Field(0.95, ge=0, le=1)
+    clip_range: Number = Field(0.2, gt=0, le=1)
+    ent_coef: Number = Field(0.01, ge=0, le=COEF_MAX)
+    vf_coef: Number = Field(0.5, ge=0, le=COEF_MAX)
+    max_grad_norm: Number = Field(0.5, gt=0)  # any size is safe: a big one just never clips
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
     # Small MLPs run fastest on one thread; more threads fight the env for cores. At most
-    # os.cpu_count(), checked with the other limits of the machine that trains (_check_machine).
-    torch_threads: int = ranged(1, gt=0)
+    # os.cpu_count(), checked on the machine that trains (training.preflight).
+    torch_threads: int = Field(1, gt=0)
 
 
-@dataclass
-class PoolEntry:
-    agent: str = "heuristic"  # random | heuristic | self_play | a checkpoint folder
-    weight: float = 1.0
+# The algorithms, told apart by ``algorithm.name``: each model declares its own hyperparameters,
+# and adding an algorithm is adding its model here. A config without a name gets the first.
+ALGORITHMS = {cls.model_fields["name"].default: cls for cls in (MaskablePPOConfig,)}
 
 
-@dataclass
-class SelfPlayConfig:
-    snapshot_every: int = ranged(50_000, gt=0)  # learner steps between snapshots
-    latest_weight: float = ranged(0.5, ge=0, le=1)  # chance of the latest snapshot when self_play is drawn
-    window: int = ranged(10, gt=0)  # older snapshots drawn from (uniformly), newest first
+def _named(value):
+    return {"name": next(iter(ALGORITHMS)), **value} if isinstance(value, dict) else value
 
 
-@dataclass
-class OpponentsConfig:
-    learner_seat: typing.Any = "random"  # "random" (a new seat each episode) or a seat number
-    partner: str = "learner"  # partnership only: "learner" plays both seats of its side, "pool" draws the partner
+Algorithm = Annotated[Union[tuple(ALGORITHMS.values())], Field(discriminator="name"), BeforeValidator(_named)]
+
+
+class PoolEntry(Section):
+    agent: str = "heuristic"  # random | heuristic | self_play | a checkpoint folder (checked by training.preflight)
+    weight: Number = Field(1.0, ge=0)
+
+    def __init__(self, agent: str = "heuristic", weight: float = 1.0, **data):  # also PoolEntry("random", 1.0)
+        super().__init__(agent=agent, weight=weight, **data)
+
+
+class SelfPlayConfig(Section):
+    snapshot_every: int = Field(50_000, gt=0)  # learner steps between snapshots
+    latest_weight: Number = Field(0.5, ge=0, le=1)  # chance of the latest snapshot when self_play is drawn
+    window: int = Field(10, gt=0)  # older snapshots drawn from (uniformly), newest first
+
+
+class OpponentsConfig(Section):
+    # "random" (a new seat each episode) or a seat number (one of the env's: training.preflight)
+    learner_seat: Literal["random"] | Annotated[int, Field(ge=0)] = "random"
+    # partnership only: "learner" plays both seats of its side, "pool" draws the partner
+    partner: Literal["learner", "pool"] = "learner"
     deterministic: bool = False  # checkpoint opponents: argmax instead of sampling
-    pool: list = field(default_factory=lambda: [PoolEntry("heuristic", 1.0)])
-    self_play: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    pool: list[PoolEntry] = Field(default_factory=lambda: [PoolEntry()])
+    self_play: SelfPlayConfig = Field(default_factory=SelfPlayConfig)
+
+    @field_validator("pool")
+    @classmethod
+    def _something_to_draw(cls, pool):
+        if sum(entry.weight for entry in pool) <= 0:
+            raise ValueError("needs at least one entry with weight > 0")
+        return pool
 
 
-@dataclass
-class TrainingConfig:
-    total_timesteps: int = ranged(200_000, gt=0)
-    seed: int = ranged(0, ge=0, le=2**32 - 1)
+class TrainingConfig(Section):
+    total_timesteps: int = Field(200_000, gt=0)
+    seed: int = Field(0, ge=0, le=2**32 - 1)
 
 
-@dataclass
-class VecConfig:
-    n_envs: int = ranged(4, gt=0)
+class VecConfig(Section):
+    n_envs: int = Field(4, gt=0)
     subprocesses: bool = False
 
 
-@dataclass
-class CheckpointConfig:
-    every: int = ranged(50_000, gt=0)  # learner steps between checkpoints (each written atomically)
-    eval_every: int = ranged(50_000, gt=0)  # learner steps between evaluations against heuristic and random
-    eval_games: int = ranged(20, gt=0)  # duplicate sets per evaluation
+class CheckpointConfig(Section):
+    every: int = Field(50_000, gt=0)  # learner steps between checkpoints (each written atomically)
+    eval_every: int = Field(50_000, gt=0)  # learner steps between evaluations against heuristic and random
+    eval_games: int = Field(20, gt=0)  # duplicate sets per evaluation
 
 
-@dataclass
-class OutputConfig:
-    dir: str = "runs"
+class OutputConfig(Section):
+    dir: str = "runs"  # a folder this user can write in, or can make: training.preflight
     name: str = "run"
 
+    @field_validator("name")
+    @classmethod
+    def _plain_folder_name(cls, name):
+        if not name or name in (".", "..") or "/" in name or "\\" in name:
+            raise ValueError("must be a plain folder name")
+        return name
 
-@dataclass
-class Config:
-    env: EnvConfig = field(default_factory=EnvConfig)
-    algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
-    opponents: OpponentsConfig = field(default_factory=OpponentsConfig)
-    training: TrainingConfig = field(default_factory=TrainingConfig)
-    vec: VecConfig = field(default_factory=VecConfig)
-    checkpoints: CheckpointConfig = field(default_factory=CheckpointConfig)
-    output: OutputConfig = field(default_factory=OutputConfig)
+
+class Config(Section):
+    env: EnvConfig = Field(default_factory=EnvConfig)
+    algorithm: Algorithm = Field(default_factory=MaskablePPOConfig)
+    opponents: OpponentsConfig = Field(default_factory=OpponentsConfig)
+    training: TrainingConfig = Field(default_factory=TrainingConfig)
+    vec: VecConfig = Field(default_factory=VecConfig)
+    checkpoints: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    output: OutputConfig = Field(default_factory=OutputConfig)
+
+    @model_validator(mode="after")
+    def _minibatch_within_a_rollout(self):
+        a = self.algorithm
+        if isinstance(a, MaskablePPOConfig) and a.batch_size > a.n_steps * self.vec.n_envs:
+            raise ValueError(f"config key 'algorithm.batch_size' is {a.batch_size}: it must be at most "
+                             f"algorithm.n_steps x vec.n_envs = {a.n_steps * self.vec.n_envs} (one rollout)")
+        return self
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        return self.model_dump()
 
     @property
     def run_dir(self) -> Path:
         return Path(self.output.dir) / self.output.name
 
 
-CHOICES = {
-    "algorithm.name": ("MaskablePPO",),
-    "algorithm.activation": ("tanh", "relu"),
-    "algorithm.device": ("cpu", "cuda", "auto"),
-    "opponents.partner": ("learner", "pool"),
-}
-BUILT_IN_AGENTS = ("random", "heuristic", "self_play")
 # Keys a resumed run may change: how long and how it runs, not what it learns.
 RESUMABLE = ("training.total_timesteps", "checkpoints.", "vec.", "algorithm.device", "algorithm.torch_threads")
-# Memory beside the network and the rollout buffer, rounded up from measurements: a Python
-# process with torch imported (the trainer, each env subprocess) holds about 235 MiB; an env
-# and its opponent pool in the trainer's process about 50 KiB.
-PROCESS_BYTES = 256 << 20
-ENV_BYTES = 1 << 20
 
 
 # ---------------------------------------------------------------- reading YAML
@@ -230,204 +261,56 @@ def _read_config(path) -> str:
         raise ConfigError(f"can't read config {path}: it is not UTF-8 text (byte {exc.start})") from None
 
 
-# ---------------------------------------------------------------- building and checking
-def _type_name(tp) -> str:
-    return getattr(tp, "__name__", str(tp))
+# ---------------------------------------------------------------- pydantic's errors, named by key path
+def _where(loc) -> tuple[str, Any]:
+    """A pydantic error's location as a key path (``opponents.pool[0].weight``), and the section
+    it ends in (None past a plain value). The labels pydantic puts in a location for a union's
+    members (an algorithm's name, ``literal['random']``) are not keys: they are left out."""
+    path, section = "", Config
+    for key in loc:
+        if isinstance(key, int):
+            path += f"[{key}]"
+        elif section is ALGORITHMS:  # the algorithm union's tag
+            section = ALGORITHMS.get(key)
+        elif section is not None:
+            path = f"{path}.{key}" if path else key
+            field = section.model_fields.get(key)
+            section = None if field is None else ALGORITHMS if field.discriminator else _section(field.annotation)
+    return path, section
 
 
-def _build(cls, data, path: str):
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path or 'config'} must be a mapping of keys, got {shown(data)}")
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    kwargs = {}
-    for key, value in data.items():
-        where = f"{path}.{key}" if path else str(key)
-        if key not in names:
-            raise ConfigError(f"unknown config key {shown(where)}: allowed keys here are {', '.join(names)}")
-        kwargs[key] = _value(hints[key], value, where)
-    return cls(**kwargs)
+def _section(annotation):
+    while typing.get_origin(annotation) is list:  # a list of sections: its items
+        annotation = typing.get_args(annotation)[0]
+    return annotation if isinstance(annotation, type) and issubclass(annotation, Section) else None
 
 
-def _value(tp, value, where: str):
-    if dataclasses.is_dataclass(tp):
-        return _build(tp, value, where)
-    if tp is typing.Any:
-        return value
-    if tp is float and isinstance(value, (int, str)) and not isinstance(value, bool):
-        try:
-            value = float(value)  # YAML reads 3e-4 (no dot) as a string, and 1 as an int
-        except ValueError:
-            pass  # not a number: the type check below says so
-        except OverflowError:
-            value = math.inf  # an integer too big for a float
-    if tp is float and isinstance(value, float) and not math.isfinite(value):
-        raise ConfigError(f"config key {where!r} must be a finite number, got {shown(value)}")
-    if tp in (int, float, str, bool, list, dict) and (not isinstance(value, tp) or (tp is int and isinstance(value, bool))):
-        raise ConfigError(f"config key {where!r} must be {_type_name(tp)}, got {shown(value)}")
-    return value
-
-
-def _range_text(gt=None, ge=None, le=None) -> str:
-    low = f"{gt} (excluded)" if gt is not None else ge
-    if le is None:
-        return f"> {gt}" if gt is not None else f">= {ge}"
-    return f"between {low} and {le}" if low is not None else f"<= {le}"
-
-
-def _check(config: Config) -> None:
-    flat = {}
-
-    def walk(obj, prefix):
-        for f in dataclasses.fields(obj):
-            value = getattr(obj, f.name)
-            key = f"{prefix}{f.name}"
-            if dataclasses.is_dataclass(value):
-                walk(value, key + ".")
-                continue
-            flat[key] = value
-            gt, ge, le = (f.metadata.get(bound) for bound in ("gt", "ge", "le"))  # see ranged()
-            if (gt is not None and not value > gt) or (ge is not None and not value >= ge) \
-                    or (le is not None and not value <= le):
-                raise ConfigError(f"config key {key!r} must be {_range_text(gt, ge, le)}, got {shown(value)}")
-
-    walk(config, "")
-    for key, allowed in CHOICES.items():
-        if flat[key] not in allowed:
-            raise ConfigError(f"config key {key!r} is {shown(flat[key])}: allowed values are {', '.join(allowed)}")
-    a = config.algorithm
-    if not 2 <= a.batch_size <= a.n_steps * config.vec.n_envs:
-        raise ConfigError(f"config key 'algorithm.batch_size' is {shown(a.batch_size)}: it must be at least 2 and at "
-                          f"most algorithm.n_steps x vec.n_envs = {a.n_steps * config.vec.n_envs} (one rollout)")
-    name = config.output.name
-    if not name or name in (".", "..") or "/" in name or "\\" in name:
-        raise ConfigError(f"config key 'output.name' is {shown(name)}: it must be a plain folder name")
-    if not all(isinstance(n, int) and not isinstance(n, bool) and n > 0 for n in config.algorithm.net_arch):
-        raise ConfigError(f"config key 'algorithm.net_arch' must be a list of layer sizes > 0, got "
-                          f"{shown(config.algorithm.net_arch)}")
-    seat = config.opponents.learner_seat
-    if seat != "random" and (not isinstance(seat, int) or isinstance(seat, bool) or seat < 0):
-        raise ConfigError(f"config key 'opponents.learner_seat' must be 'random' or a seat number, got {shown(seat)}")
-    entries = []
-    for i, entry in enumerate(config.opponents.pool):
-        entry = entry if isinstance(entry, PoolEntry) else _build(PoolEntry, entry, f"opponents.pool[{i}]")
-        if not (isinstance(entry.weight, float) and math.isfinite(entry.weight) and entry.weight >= 0):
-            raise ConfigError(f"config key 'opponents.pool[{i}].weight' must be a finite number >= 0, "
-                              f"got {shown(entry.weight)}")
-        if entry.agent not in BUILT_IN_AGENTS and not _is_checkpoint(entry.agent):
-            raise ConfigError(f"config key 'opponents.pool[{i}].agent' is {shown(entry.agent)}: use random, "
-                              f"heuristic, self_play or a checkpoint folder (one with a meta.json)")
-        entries.append(entry)
-    if not entries or sum(e.weight for e in entries) <= 0:
-        raise ConfigError("config key 'opponents.pool' needs at least one entry with weight > 0")
-    config.opponents.pool = entries
-
-
-def _is_checkpoint(spec: str) -> bool:
-    try:
-        return (Path(spec) / "meta.json").is_file()
-    except (OSError, ValueError):  # a name too long for the file system, a NUL byte
-        return False
-
-
-def _check_env(config: Config):
-    """Build the env once so a bad env argument, or a pool checkpoint made for another game,
-    fails now (before a run folder exists), named with its key path. Returns the env."""
-    from .agents import make_agent
-    from .games import make_raw_env
-    if not all(isinstance(key, str) for key in config.env.args):
-        raise ConfigError(f"config key 'env.args' must map argument names to values, got {shown(config.env.args)}")
-    if "render_mode" in config.env.args:  # "human" would print every move of every env
-        raise ConfigError("config key 'env.args.render_mode': training never renders; remove it "
-                          "(python -m training.play shows games)")
-    try:
-        env = make_raw_env(config.env.id, **config.env.args)
-    except ValueError as exc:
-        where = "env.id" if "env id" in str(exc) else "env.args"
-        raise ConfigError(f"config key {where!r}: {exc}") from None
-    for i, entry in enumerate(config.opponents.pool):
-        if entry.agent not in BUILT_IN_AGENTS:
-            try:
-                make_agent(entry.agent, env, config.env.id, config.env.args)
-            except ValueError as exc:
-                raise ConfigError(f"config key 'opponents.pool[{i}].agent': {exc}") from None
-    seat = config.opponents.learner_seat
-    if seat != "random" and seat >= len(env.possible_agents):
-        raise ConfigError(f"config key 'opponents.learner_seat' is {shown(seat)}, but {config.env.id} has "
-                          f"{len(env.possible_agents)} seats")
-    return env
-
-
-# ---------------------------------------------------------------- this machine
-def _check_machine(config: Config, env) -> None:
-    """What the machine that trains must offer: the cores, the memory, a writable output.dir."""
-    cores = os.cpu_count() or 1
-    if config.algorithm.torch_threads > cores:  # far more threads than cores crashes torch
-        raise ConfigError(f"config key 'algorithm.torch_threads' is {shown(config.algorithm.torch_threads)}: "
-                          f"this machine has {cores} cores")
-    agent = env.possible_agents[0]
-    need = memory_needed(config, int(env.observation_space(agent)["observation"].shape[0]),
-                         int(env.action_space(agent).n))
-    total, limit = sum(need.values()), physical_memory()
-    if total > limit:
-        parts = ", ".join(f"{part} {_gib(n)}" for part, n in need.items())
-        raise ConfigError(f"config keys 'algorithm.net_arch', 'algorithm.n_steps', 'algorithm.batch_size' and "
-                          f"'vec.n_envs' need {_gib(total)} of memory by estimate ({parts}), more than the "
-                          f"{_gib(limit)} this machine has: make the network or n_steps x n_envs smaller")
-    _check_output_dir(config.output.dir)
-
-
-def memory_needed(config: Config, obs_size: int, n_actions: int) -> dict:
-    """Bytes training will hold, by part: an estimate on the high side."""
-    a, n_envs = config.algorithm, config.vec.n_envs
-    sizes = [obs_size, *a.net_arch]
-    trunk = sum((i + 1) * o for i, o in zip(sizes, sizes[1:]))  # one MLP; SB3 builds one for policy, one for value
-    policy = trunk + (sizes[-1] + 1) * n_actions
-    params = policy + trunk + sizes[-1] + 1
-    # float32 weights, gradients and Adam's two moments; a minibatch's activations, forward and backward
-    network = 4 * (4 * params + 3 * a.batch_size * (obs_size + 2 * sum(a.net_arch) + n_actions))
-    # per step and env: observation, action mask (float32 in SB3) and 8 floats (action, reward, value,
-    # ...), twice: SB3 copies each array as it flattens the buffer for training
-    rollout = 2 * 4 * a.n_steps * n_envs * (obs_size + n_actions + 8)
-    self_play = config.opponents.self_play
-    snapshots = 0  # each env's pool keeps the self-play snapshots it can draw (numpy float32 policies)
-    if any(e.agent == "self_play" and e.weight > 0 for e in config.opponents.pool):
-        snapshots = min(self_play.window + 1, config.training.total_timesteps // self_play.snapshot_every + 1)
-    per_env = (PROCESS_BYTES if config.vec.subprocesses and n_envs > 1 else ENV_BYTES) + snapshots * 4 * policy
-    return {"network and optimizer": network, "rollout buffer": rollout, "envs": n_envs * per_env,
-            "trainer process": PROCESS_BYTES}
-
-
-def physical_memory() -> int:
-    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
-def _gib(n: int) -> str:
-    try:
-        return f"{n / 2**30:,.1f} GiB"
-    except OverflowError:  # the size of absurd values, beyond any float
-        return "over 10^300 GiB"
-
-
-def _check_output_dir(directory: str) -> None:
-    """The run folder will be made in output.dir, creating the missing folders on its way:
-    the nearest folder that exists must be a folder this user can write in."""
-    where = f"config key 'output.dir' is {shown(directory)}"
-    path = Path(directory)
-    while True:
-        try:
-            mode = os.stat(path).st_mode
-            break
-        except FileNotFoundError:
-            if path == path.parent:
-                raise ConfigError(f"{where}: no folder on its path exists") from None
-            path = path.parent
-        except (OSError, ValueError) as exc:  # a file on the way (ENOTDIR), a name too long, a NUL byte
-            raise ConfigError(f"{where}: {getattr(exc, 'strerror', None) or exc}") from None
-    if not stat.S_ISDIR(mode):
-        raise ConfigError(f"{where}: {shown(str(path))} is not a folder")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise ConfigError(f"{where}: {shown(str(path))} is not writable")
+def _problems(exc: ValidationError) -> list[str]:
+    """One line per problem, in the config's words."""
+    unknown, says, got = [], {}, {}  # says: key path -> what must hold; got: its value
+    for error in exc.errors():
+        kind, ctx, value = error["type"], error.get("ctx", {}), error["input"]
+        path = _where(error["loc"])[0]
+        if kind == "extra_forbidden":
+            allowed = ", ".join(_where(error["loc"][:-1])[1].model_fields)
+            unknown.append(f"unknown config key {shown(path)}: allowed keys here are {allowed}")
+            continue
+        if kind == "union_tag_invalid":  # an algorithm's name
+            path, value, text = f"{path}.name", ctx["tag"], f"must be one of {ctx['expected_tags']}"
+        elif kind in ("model_type", "model_attributes_type", "dict_type"):
+            text = "must be a mapping of keys"
+        elif kind == "value_error":  # a validator above, in this project's words
+            text = str(ctx["error"])
+        else:
+            text = error["msg"].replace("Input should be", "must be", 1)
+        # A value no member of a union takes fails once per member: one line says what each takes.
+        says[path] = f"{says[path]} or {text.removeprefix('must be ')}" if path in says else text
+        got.setdefault(path, value)
+    lines = unknown + [f"config key {shown(path)} {text}, got {shown(got[path])}" if path else text
+                       for path, text in says.items()]
+    if len(lines) > MAX_PROBLEMS:
+        lines[MAX_PROBLEMS:] = [f"and {len(lines) - MAX_PROBLEMS} more problems"]
+    return lines
 
 
 # ---------------------------------------------------------------- loading
@@ -445,12 +328,9 @@ def _set(data: dict, dotted: str, raw: str) -> None:
                           f"({yaml_problem(exc)})") from None
 
 
-def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None,
-                machine: bool = True) -> Config:
+def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None) -> Config:
     """A validated ``Config`` from a YAML file (or a dict), with ``key.path=value`` overrides.
-
-    ``machine=False`` leaves out the checks against this machine (cores, memory, output.dir):
-    for a config only read, not trained with, such as a resumed run's saved one."""
+    A config to train with is then checked by ``training.preflight.check_config``."""
     if data is None:
         text = _read_config(path) if path is not None else "{}"
         try:
@@ -465,12 +345,10 @@ def load_config(path=None, overrides: list[str] | None = None, data: dict | None
         if not sep:
             raise ConfigError(f"--set expects key.path=value, got {shown(item)}")
         _set(data, key.strip(), raw)
-    config = _build(Config, data, "")
-    _check(config)
-    env = _check_env(config)
-    if machine:
-        _check_machine(config, env)
-    return config
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(_problems(exc))) from None
 
 
 def check_resumable(saved: Config, wanted: Config) -> None:

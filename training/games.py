@@ -12,7 +12,9 @@ from typing import Callable
 
 import yaml
 
-from .config import MAX_SHOWN, clipped, parse_yaml, shown, yaml_problem
+from envs.engine import MAX_SHOWN, clipped, shown
+
+from .config import parse_yaml, yaml_problem
 
 
 @dataclass(frozen=True)

@@ -225,7 +225,7 @@ def resume_config(run_dir: Path, overrides: list[str]) -> Config:
     held: ``claim_run`` has finished any swap a kill interrupted)."""
     if not (run_dir / CONFIG_FILE).is_file() or not (run_dir / "checkpoint" / "model.zip").is_file():
         raise ConfigError(f"{run_dir} is not a run that can be resumed (needs {CONFIG_FILE} and checkpoint/model.zip)")
-    saved = load_config(run_dir / CONFIG_FILE, machine=False)  # made on another machine, maybe: overrides fix that
+    saved = load_config(run_dir / CONFIG_FILE)
     wanted = load_config(run_dir / CONFIG_FILE, overrides)
     check_resumable(saved, wanted)
     return wanted
@@ -321,17 +321,18 @@ def main(argv=None):
         except ValueError as exc:  # a bot's illegal move, a checkpoint damaged meanwhile: the run itself is kept
             raise SystemExit(f"error: {exc}")
 
+    from .preflight import check_config
     # The run folder stays held through --show and --compare: they read its checkpoint.
     try:
         if args.resume:
             with claim_run(Path(args.resume), fresh=False) as run_dir:
                 config = resume_config(run_dir, args.set)
-                env = EnvHandle(config.env.id, config.env.args)
+                env = check_config(config)  # on this machine, which may not be the one it started on
                 check_comparisons(env, args.compare or [], args.compare_games)
                 run(config, env, run_dir)
         else:
             config = load_config(args.config, args.set)
-            env = EnvHandle(config.env.id, config.env.args)
+            env = check_config(config)
             check_comparisons(env, args.compare or [], args.compare_games)  # before a folder is made
             with claim_run(config.run_dir, fresh=True) as run_dir:
                 run(config, env, run_dir)
