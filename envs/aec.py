@@ -46,7 +46,7 @@ class CardGameEnv(AECEnv):
     """AEC env around a ``GameEngine``. Subclasses implement:
 
     - ``_new_game(seed) -> engine``
-    - ``_encode(seat) -> np.ndarray`` the seat's observation vector (float32, ``obs_size``)
+    - ``_encode(seat, out)`` writes the seat's observation vector into ``out`` (float32, ``obs_size``)
     - ``_rewards() -> list[float] | None`` rewards earned by the action just applied
     - ``_episode_over() -> bool``
     - optionally ``_truncated() -> bool`` and ``rule_args() -> dict``
@@ -65,6 +65,7 @@ class CardGameEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self.num_actions = num_actions
+        self.obs_size = obs_size
         obs_space = spaces.Dict({
             "observation": spaces.Box(-np.inf, np.inf, (obs_size,), np.float32),
             "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
@@ -159,12 +160,18 @@ class CardGameEnv(AECEnv):
     def observe(self, agent):
         obs = self._obs_cache.get(agent)
         if obs is None:
-            seat = self.agent_name_mapping[agent]
-            mask = np.zeros(self.num_actions, np.int8)
-            if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
-                mask[self.game.legal_actions()] = 1
-            obs = self._obs_cache[agent] = {"observation": self._encode(seat), "action_mask": mask}
+            obs = self._obs_cache[agent] = {"observation": np.empty(self.obs_size, np.float32),
+                                            "action_mask": np.empty(self.num_actions, np.int8)}
+            self.observe_into(agent, obs["observation"], obs["action_mask"])
         return obs
+
+    def observe_into(self, agent, observation: np.ndarray, action_mask: np.ndarray) -> None:
+        """Write ``agent``'s observation and action mask into the given arrays: what a batched
+        learner uses to fill its ``[N, ...]`` buffers without allocating per step."""
+        self._encode(self.agent_name_mapping[agent], observation)
+        action_mask[:] = 0
+        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+            action_mask[self.game.legal_actions()] = 1
 
     def render(self):
         if self.render_mode is None:

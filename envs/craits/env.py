@@ -193,10 +193,10 @@ class raw_env(CardGameEnv):
                 rewards[seat] = gain / 100.0
         return rewards
 
-    def _encode(self, seat: int) -> np.ndarray:
+    def _encode(self, seat: int, obs: np.ndarray) -> None:
         game = self.game
         n = game.num_players
-        obs = np.zeros(OBS_SIZE, np.float32)
+        obs[:] = 0.0
         phase = game.phase_id
         obs[HAND:TOP] = _two_bit_sets(game.hand_bits[seat] if phase != BLIND_SUIT else 0, game.discard_bits)
         obs[TOP + game.discard[-1]] = 1.0
@@ -221,7 +221,6 @@ class raw_env(CardGameEnv):
             scalars += (1.0, size / 10.0, size == 1, announced[other], other == partner,
                         score[other], pressures[other] / 10.0, lose_turn[other])
         obs[CRANK_COUNT:CRANK_COUNT + len(scalars)] = scalars
-        return obs
 
 def env(**kwargs):
     return wrap(raw_env(**kwargs))

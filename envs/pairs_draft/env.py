@@ -241,10 +241,10 @@ class raw_env(CardGameEnv):
             self._public_key, self._public_rows_cache = key, rows
         return self._public_rows_cache
 
-    def _encode(self, seat: int) -> np.ndarray:
+    def _encode(self, seat: int, obs: np.ndarray) -> None:
         game = self.game
         phase = game.phase
-        obs = self._public_rows((phase, game.round_index))[seat].copy()
+        obs[:] = self._public_rows((phase, game.round_index))[seat]
         hand = game.hand_counts(seat)
         obs[HAND:HAND + NUM_ACTIONS] = hand
         obs[OTHERS_PICKS:OTHERS_PICKS + NUM_ACTIONS] = self._others_picks[seat]
@@ -273,7 +273,6 @@ class raw_env(CardGameEnv):
         if phase == "discard":
             obs[SEATS + HAND_SIZE] = sum(hand)
         obs *= _SCALE
-        return obs
 
 
 def env(**kwargs):
