@@ -18,7 +18,7 @@ Times are *exclusive*: when a timed call runs inside another (say ``observe`` in
 wrapper), the inner time is charged to the inner row only, so rows add up to the total.
 Each timed call adds roughly half a microsecond of timer overhead (estimated and
 printed), charged to its own row. The figures are shares of one run, so they hold on a busy machine too; absolute
-seconds and steps/s do not. ``vec.subprocesses`` is forced off (the timers live in this
+seconds and steps/s do not. ``vec.workers`` is forced to 1 (the timers live in this
 process).
 
 Run from the repository root::
@@ -202,7 +202,7 @@ def main(argv=None):
                         help="replace the opponent pool: random, heuristic, self_play or a checkpoint folder; "
                              "repeat to mix (weight 1 unless given)")
     args = parser.parse_args(argv)
-    overrides = list(args.set) + ["vec.subprocesses=false"] + ([pool_override(args.pool)] if args.pool else [])
+    overrides = list(args.set) + ["vec.workers=1"] + ([pool_override(args.pool)] if args.pool else [])
     try:
         config = load_config(args.config, overrides)
         env = check_config(config)

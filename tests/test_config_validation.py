@@ -138,7 +138,7 @@ def test_float_hyperparameters_must_be_in_a_sensible_range(override, message):
 @pytest.mark.parametrize("overrides", [
     ["algorithm.net_arch=[1000000, 1000000]"],  # two trillion parameters
     ["algorithm.n_steps=1000000000"],  # a rollout buffer of petabytes
-    ["vec.n_envs=100000", "vec.subprocesses=true"],  # a Python process per env
+    ["vec.n_envs=100000", "vec.workers=100000"],  # a Python process per worker
     ["algorithm.net_arch=[1" + "0" * 400 + "]"],  # beyond any float: still a message
 ])
 def test_training_that_cant_fit_in_memory_is_refused(tmp_path, overrides):
@@ -199,7 +199,7 @@ def test_numbers_are_read_as_today():
     # A bool is no number, nor a number a bool.
     assert "'algorithm.n_epochs' must be a valid integer, got True" in error(QUICK, ["algorithm.n_epochs=true"])
     assert "'algorithm.gamma' must be a valid number, got True" in error(QUICK, ["algorithm.gamma=true"])
-    assert "'vec.subprocesses' must be a valid boolean, got 1" in error(QUICK, ["vec.subprocesses=1"])
+    assert "'vec.workers' must be a valid integer, got True" in error(QUICK, ["vec.workers=true"])
 
 
 @pytest.mark.parametrize("override, message", [

@@ -14,7 +14,7 @@ from test_training import tiny
 from training import callback as callback_module
 from training import train as train_module
 from training.config import dump_config
-from training.learner_env import LearnerEnv
+from training.learner_env import BatchedLearnerEnv
 
 ROOT = Path(__file__).parent.parent
 
@@ -107,14 +107,14 @@ def test_an_interrupted_run_keeps_the_cadence_of_a_straight_run(tmp_path, monkey
     cut_run, cut_at = config.run_dir, 698 if cut == "during a rollout" else 768
     with monkeypatch.context() as m:
         if cut == "during a rollout":
-            calls, step = [0], LearnerEnv.step
+            calls, step = [0], BatchedLearnerEnv.step_wait
 
-            def interrupt(self, action):
+            def interrupt(self):
                 calls[0] += 1
-                if calls[0] == 700:  # two envs: at step 698
+                if calls[0] == 350:  # two envs a step: at step 698
                     raise KeyboardInterrupt
-                return step(self, action)
-            m.setattr(LearnerEnv, "step", interrupt)
+                return step(self)
+            m.setattr(BatchedLearnerEnv, "step_wait", interrupt)
         else:
             evaluations, evaluate = [0], callback_module.evaluate_run_bot
 

@@ -11,7 +11,7 @@ from training.checkpoint import CheckpointError
 from training.config import ConfigError, PoolEntry, load_config
 from training.preflight import check_config
 from training.games import EnvHandle
-from training.learner_env import LearnerEnv, OpponentPool
+from training.learner_env import BatchedLearnerEnv, LearnerEnv, OpponentPool
 from training import train as train_module
 
 QUICK = "configs/craits_quick.yaml"
@@ -80,7 +80,7 @@ def test_learner_reward_is_its_own_aec_reward(env_id, args):
     (those arriving on opponents' moves and at the end included)."""
     from training.agents import RandomAgent
     env = LearnerEnv(EnvHandle(env_id, args), RecordingPool(RandomAgent(1)), seed=3)
-    raw = env.raw
+    raw = env.table.raw
     aec_total = {}
     original_step = raw.step
 
@@ -107,7 +107,7 @@ def test_learner_reward_is_its_own_aec_reward(env_id, args):
             obs, reward, terminated, truncated, _ = env.step(rng.choice(np.flatnonzero(mask).tolist()))
             total += reward
             done = terminated or truncated
-        assert total == pytest.approx(aec_total.get(env.learner, 0.0))
+        assert total == pytest.approx(aec_total.get(env.table.learner, 0.0))
         nonzero += total != 0
     assert nonzero > 0
 
@@ -176,21 +176,21 @@ def test_policy_agent_matches_the_torch_policy(tmp_path):
 def test_interrupted_run_resumes_without_loss(tmp_path, monkeypatch):
     config = tiny(tmp_path, **{"training.total_timesteps": 2048})
     calls = {"n": 0}
-    original = LearnerEnv.step
+    original = BatchedLearnerEnv.step_wait
 
-    def interrupt_midway(self, action):
+    def interrupt_midway(self):
         calls["n"] += 1
-        if calls["n"] == 700:
+        if calls["n"] == 350:
             raise KeyboardInterrupt
-        return original(self, action)
+        return original(self)
 
-    monkeypatch.setattr(LearnerEnv, "step", interrupt_midway)
+    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", interrupt_midway)
     with pytest.raises(SystemExit) as stop:
         train_module.train(config, config.run_dir)
     assert stop.value.code == 130
     stopped_at = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())["timesteps"]
     assert 0 < stopped_at < 2048
-    monkeypatch.setattr(LearnerEnv, "step", original)
+    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", original)
     train_module.main(["--resume", str(config.run_dir)])
     meta = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())
     assert meta["timesteps"] >= 2048
@@ -248,7 +248,7 @@ def test_cli_reports_config_errors_without_a_traceback(tmp_path):
 
 
 def test_subprocess_envs_train(tmp_path):
-    config = tiny(tmp_path, **{"training.total_timesteps": 256, "vec.subprocesses": True})
+    config = tiny(tmp_path, **{"training.total_timesteps": 256, "vec.workers": 2})
     ckpt = train_module.train(config, config.run_dir) / "checkpoint"
     assert json.loads((ckpt / "meta.json").read_text())["timesteps"] >= 256
 
@@ -264,7 +264,7 @@ def test_partnership_partner_is_the_learner_or_drawn_from_the_pool(partner, both
         env.reset(seed=episode)
         done = False
         while not done:
-            acting.add(env.raw.agent_selection)
+            acting.add(env.table.raw.agent_selection)
             _, _, terminated, truncated, _ = env.step(rng.choice(np.flatnonzero(env.action_masks()).tolist()))
             done = terminated or truncated
     assert acting == ({"player_1", "player_3"} if both else {"player_1"})

@@ -50,17 +50,27 @@ class PolicyAgent:
     def reset(self) -> None:
         pass
 
+    @property
+    def network(self):
+        """What decides the logits: agents sharing it (one checkpoint, loaded once per
+        process) can be asked in one batched forward pass (``batched_logits``)."""
+        return self.hidden
+
     def logits(self, observation) -> np.ndarray:
+        """Logits of one observation ``[obs]`` or a batch ``[n, obs]``."""
         x = np.asarray(observation, np.float32)
         for weight, bias in self.hidden:
-            x = self.activation(weight @ x + bias)
-        return self.head_w @ x + self.head_b
+            x = self.activation(x @ weight.T + bias)
+        return x @ self.head_w.T + self.head_b
 
     def act(self, observation, action_mask) -> int:
-        """The policy's move. Non-finite logits for the legal moves (NaN weights from a diverged
-        run, or an overflow) raise ``CheckpointError`` naming the checkpoint: argmax would
-        quietly pick the first legal move, and sampling an action out of range."""
-        logits = np.where(np.asarray(action_mask) > 0, self.logits(observation), -np.inf)
+        return self.choose(self.logits(observation), action_mask)
+
+    def choose(self, logits, action_mask) -> int:
+        """The move for these logits. Non-finite logits for the legal moves (NaN weights from a
+        diverged run, or an overflow) raise ``CheckpointError`` naming the checkpoint: argmax
+        would quietly pick the first legal move, and sampling an action out of range."""
+        logits = np.where(np.asarray(action_mask) > 0, logits, -np.inf)
         top = logits.max()  # NaN if any legal logit is NaN
         if not np.isfinite(top):
             raise CheckpointError(f"checkpoint {self.path}: its policy gives {'NaN' if np.isnan(top) else 'infinite'} "
@@ -85,7 +95,11 @@ def checked_act(agent, seat: int, observation: dict, game, role: str = "") -> in
     raises ``IllegalMoveError`` naming the agent (``role`` and its name), the seat, the move
     and the legal moves instead."""
     mask = observation["action_mask"]
-    action = agent.act(observation["observation"], mask)
+    return check_move(agent, seat, agent.act(observation["observation"], mask), mask, game, role)
+
+
+def check_move(agent, seat: int, action, mask, game, role: str = "") -> int:
+    """``action`` if ``mask`` allows it, else ``IllegalMoveError`` (see ``checked_act``)."""
     if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < len(mask) \
             and mask[action]:
         return action

@@ -134,7 +134,7 @@ class TrainingConfig(Section):
 
 class VecConfig(Section):
     n_envs: int = Field(4, gt=0)
-    subprocesses: bool = False
+    workers: int = Field(1, gt=0)  # processes that play the games (1: the trainer's own); results alike
 
 
 class CheckpointConfig(Section):

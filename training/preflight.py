@@ -107,9 +107,10 @@ def memory_needed(config: Config, obs_size: int, n_actions: int) -> dict:
     snapshots = 0  # each env's pool keeps the self-play snapshots it can draw (numpy float32 policies)
     if any(e.agent == "self_play" and e.weight > 0 for e in config.opponents.pool):
         snapshots = min(self_play.window + 1, config.training.total_timesteps // self_play.snapshot_every + 1)
-    per_env = (PROCESS_BYTES if config.vec.subprocesses and n_envs > 1 else ENV_BYTES) + snapshots * 4 * policy
+    workers = min(config.vec.workers, n_envs)
+    per_env = ENV_BYTES + snapshots * 4 * policy
     return {"network and optimizer": network, "rollout buffer": rollout, "envs": n_envs * per_env,
-            "trainer process": PROCESS_BYTES}
+            "trainer process": PROCESS_BYTES, "worker processes": (workers > 1) * workers * PROCESS_BYTES}
 
 
 def physical_memory() -> int:

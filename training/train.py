@@ -38,24 +38,27 @@ CONFIG_FILE = "config.yaml"
 LOCK_FILE = ".lock"
 
 
-def _learner_env(config: Config, env, run_dir: Path, rank: int, in_subprocess: bool):
-    """The ``rank``-th learner env of a run (module level: subprocess workers unpickle it)."""
-    from .learner_env import LearnerEnv, OpponentPool
-    if in_subprocess:  # Ctrl-C is the main process's to handle: it checkpoints, then closes the workers
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+def learner_table(config: Config, env, run_dir: Path, rank: int):
+    """The ``rank``-th game of a run's batched learner env, with its own opponent pool."""
+    from .learner_env import LearnerTable, OpponentPool
     opp, seed = config.opponents, config.training.seed * 1000 + rank
     pool = OpponentPool(opp.pool, env, snapshot_dir=run_dir / "snapshots", latest_weight=opp.self_play.latest_weight,
                         window=opp.self_play.window, deterministic=opp.deterministic, seed=seed)
-    return LearnerEnv(env, pool, opp.learner_seat, opp.partner, seed=seed)
+    return LearnerTable(env, pool, opp.learner_seat, opp.partner, seed=seed)
 
 
 def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+    """The run's learner env: ``vec.n_envs`` games in lockstep, in this process or split over
+    ``vec.workers`` processes (the same games either way)."""
+    from stable_baselines3.common.vec_env import VecMonitor
 
-    subprocesses = config.vec.subprocesses and config.vec.n_envs > 1
-    factories = [functools.partial(_learner_env, config, env, run_dir, rank, subprocesses)
-                 for rank in range(config.vec.n_envs)]
-    venv = SubprocVecEnv(factories) if subprocesses else DummyVecEnv(factories)
+    from .learner_env import BatchedLearnerEnv, ShardedLearnerEnv
+    make_table = functools.partial(learner_table, config, env, run_dir)
+    workers = min(config.vec.workers, config.vec.n_envs)
+    if workers > 1:
+        venv = ShardedLearnerEnv(env, make_table, config.vec.n_envs, workers)
+    else:
+        venv = BatchedLearnerEnv(env, [make_table(rank) for rank in range(config.vec.n_envs)])
     # A resumed run seeds its envs anew from where it stopped, so it plays on with new deals
     # rather than replaying the ones it has trained on.
     venv.seed(config.training.seed + first_timestep)
