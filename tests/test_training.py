@@ -46,7 +46,7 @@ def test_shipped_configs_load():
     ("env.id=poker_v0", "'env.id'.*poker_v0"),
     ("opponents.pool=[{agent: heuristic, wieght: 1}]", "opponents.pool\\[0\\].wieght"),
     ("opponents.learner_seat=7", "learner_seat"),
-    ("opponents.pool=[{agent: checkpoints/nothing_here}]", "'opponents.pool\\[0\\].agent' is 'checkpoints/nothing_here'"),
+    ("opponents.pool=[{agent: checkpoints/nothing_here}]", "'opponents.pool\\[0\\].agent': unknown agent 'checkpoints/nothing_here'"),
     ("vec.n_envs=0", "'vec.n_envs' must be greater than 0"),
 ])
 def test_config_errors_name_the_key(override, message):

@@ -115,16 +115,23 @@ def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
     return [agent_specs[i % len(agent_specs)] for i in range(seats)]
 
 
+AGENT_SPECS = "'random', 'heuristic', a checkpoint folder or an exported bot (onnx:DIR)"
+
+
 def make_agent(spec: str, env, seed=None, deterministic: bool = True):
-    """``"random"``, ``"heuristic"`` or a checkpoint folder, checked against ``env`` (an
-    ``EnvHandle``)."""
+    """An agent from its spec, checked against ``env`` (an ``EnvHandle``): ``random``,
+    ``heuristic``, a checkpoint folder, or an exported bot (``onnx:DIR`` or its folder)."""
     if spec == "random":
         return RandomAgent(seed)
     if spec == "heuristic":
         return env.spec.heuristic(env.raw)
+    from .export import is_exported
+    if spec.startswith("onnx:") or is_exported(spec):
+        from .export import load_exported
+        return load_exported(spec.removeprefix("onnx:"), env, seed=seed, deterministic=deterministic, name=spec)
     path = Path(spec)
     if not path.is_dir():
-        raise ValueError(f"unknown agent {shown(spec)}: use 'random', 'heuristic' or a checkpoint folder")
+        raise ValueError(f"unknown agent {shown(spec)}: use {AGENT_SPECS}")
     agent = PolicyAgent(spec, deterministic, seed)  # named as given, as in the reports
     check_compatible(agent.meta, env, where=str(path))
     return agent
