@@ -5,11 +5,13 @@ Builds the vec env and model exactly as ``training.train`` does (``make_vec_env`
 run folder, no callback: no checkpoints, evaluations or new snapshots) and runs
 ``model.learn(--steps)``. While it runs, methods are wrapped at class level with a timer:
 
-- opponent ``act`` of ``RandomAgent``, the game's heuristic class and ``PolicyAgent``
-  (checkpoint and self-play opponents: a numpy MLP), one row per kind, plus
+- opponent ``act`` of ``RandomAgent`` and the game's heuristic class, ``logits`` and
+  ``choose`` of ``PolicyAgent`` (checkpoint and self-play opponents: a numpy MLP, asked in
+  batches across games), one row per kind, plus
   ``OpponentPool.draw`` (picking, and the first time loading, an opponent each episode);
-- the raw AEC env's ``step``, ``observe`` and ``reset``: the game itself, whoever calls
-  it (LearnerEnv for the learner's moves, observations and masks, and around opponents);
+- the raw AEC env's ``step``, ``observe_into`` (observation encoding) and ``reset``: the
+  game itself, whoever calls it (the learner env for the learner's moves, observations and
+  masks, and around opponents);
 - the PPO policy's ``forward`` (torch inference during rollouts) and ``MaskablePPO.train``
   (the PPO updates);
 - the rest of ``learn()``: SB3 rollout buffer and VecEnv plumbing, LearnerEnv glue.
@@ -123,8 +125,9 @@ def profile(config, env, steps: int) -> tuple[Timers, float, int]:
     raw_cls, heuristic_cls = type(env.raw), type(env.spec.heuristic(env.raw))
     timers = Timers()
     targets = [(RandomAgent, "act", OPPONENT_ROWS[0]), (heuristic_cls, "act", OPPONENT_ROWS[1]),
-               (PolicyAgent, "act", OPPONENT_ROWS[2]), (OpponentPool, "draw", OPPONENT_ROWS[3]),
-               (raw_cls, "step", GAME_ROWS[0]), (raw_cls, "observe", GAME_ROWS[1]), (raw_cls, "reset", GAME_ROWS[2])]
+               (PolicyAgent, "logits", OPPONENT_ROWS[2]), (PolicyAgent, "choose", OPPONENT_ROWS[2]),
+               (OpponentPool, "draw", OPPONENT_ROWS[3]),
+               (raw_cls, "step", GAME_ROWS[0]), (raw_cls, "observe_into", GAME_ROWS[1]), (raw_cls, "reset", GAME_ROWS[2])]
     with tempfile.TemporaryDirectory(prefix="training_profile_") as tmp:
         run_dir = Path(tmp) / config.output.name
         run_dir.mkdir(parents=True)

@@ -84,6 +84,24 @@ class PolicyAgent:
         return int(np.searchsorted(weights, self.rng.random() * weights[-1], side="right"))
 
 
+def choose_batch(agents, logits: np.ndarray, masks: np.ndarray) -> list[int]:
+    """``[agent.choose(l, m) for ...]`` over rows of ``logits`` and ``masks``, vectorised: the
+    same moves and random draws (each agent draws from its own generator), for policy
+    opponents asked in one batch."""
+    masked = np.where(masks > 0, logits, -np.inf)
+    top = masked.max(axis=1)
+    if not np.isfinite(top).all():
+        bad = int(np.flatnonzero(~np.isfinite(top))[0])
+        agents[bad].choose(logits[bad], masks[bad])  # raises, naming the checkpoint
+    moves = np.argmax(masked, axis=1).tolist()
+    sampled = [j for j, agent in enumerate(agents) if not agent.deterministic]
+    if sampled:
+        weights = np.cumsum(np.exp(masked[sampled] - top[sampled, None]), axis=1)
+        for row, j in enumerate(sampled):
+            moves[j] = int(np.searchsorted(weights[row], agents[j].rng.random() * weights[row, -1], side="right"))
+    return moves
+
+
 class IllegalMoveError(ValueError):
     """An agent chose a move its action mask forbids: a bug in a bot or a broken policy."""
 

@@ -24,7 +24,7 @@ import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
-from .agents import PolicyAgent, check_move, checked_act, make_agent
+from .agents import PolicyAgent, check_move, checked_act, choose_batch, make_agent
 
 
 class OpponentPool:
@@ -317,11 +317,13 @@ class BatchedLearnerEnv(VecEnv):
                 for k, (i, _) in enumerate(group):
                     raw = self.tables[i].raw
                     raw.observe_into(raw.agent_selection, self._opponent_obs[k], self._opponent_masks[k])
-                logits = group[0][1].logits(self._opponent_obs[:rows])
+                masks = self._opponent_masks[:rows]
+                moves = choose_batch([agent for _, agent in group], group[0][1].logits(self._opponent_obs[:rows]),
+                                     masks)
                 for k, (i, agent) in enumerate(group):
-                    raw, mask = self.tables[i].raw, self._opponent_masks[k]
-                    action = check_move(agent, raw.agent_name_mapping[raw.agent_selection],
-                                        agent.choose(logits[k], mask), mask, raw.game, role="opponent ")
+                    raw = self.tables[i].raw
+                    action = check_move(agent, raw.agent_name_mapping[raw.agent_selection], moves[k], masks[k],
+                                        raw.game, role="opponent ")
                     paid[position[i]] += self.tables[i].play(action)
             waiting = [i for i, _ in turns]
         return paid

@@ -26,7 +26,7 @@ class CraitsHeuristic(HeuristicBot):
         plays = [int(a) for a in legal if a < UNANNOUNCED]  # always announce
         if observation[PHASE + CRANK] > 0:
             return max(plays, key=lambda c: (c >> 2 == TWO, c))  # a 2 raises the count most
-        return max(plays, key=lambda c: (self._value(c, hand, observation), -c))
+        return max(plays, key=self._play_values(hand, observation))
 
     @staticmethod
     def _name_suit(legal, hand, blind: bool) -> int:
@@ -38,26 +38,34 @@ class CraitsHeuristic(HeuristicBot):
                 counts[card & 3] += 1 + CARD_POINTS[card >> 2] / 100  # ties: the suit with more points to shed
         return int(max(legal, key=lambda a: counts[a - SUIT_ACTION]))
 
-    def _value(self, card: int, hand, observation) -> float:
-        rank = card >> 2
+    def _play_values(self, hand, observation):
+        """A card's value to play now (higher first, ties to the lower card): what the position
+        says about the next player and the hand, worked out once for every card."""
         others = int(observation[OTHERS + PRESENT:OTHERS + MAX_OTHERS * SLOT_SIZE:SLOT_SIZE].sum())
         next_slot = 0 if observation[DIRECTION] > 0 else others - 1
         base = OTHERS + next_slot * SLOT_SIZE
         next_is_partner = observation[base + PARTNER] > 0
         next_about_out = observation[base + ONE_CARD] > 0 and not next_is_partner
-        value = float(CARD_POINTS[rank])
-        if rank in (EIGHT, NINE) and len(hand) > 2:
-            value -= 80  # a wild card is worth more kept than shed
-        same_suit = sum(1 for c in hand if c & 3 == card & 3 and c != card)
-        value += 2 * same_suit  # keep a suit to follow with next turn
-        if rank == SIX:
-            value += 5 * same_suit  # the extra turn sheds another card
         hits_next = {TWO: 100, FOUR: 80, FIVE: 50}
         if self.rules.seven_target == "next" or others == 1:
             hits_next[SEVEN] = 60
-        if next_about_out:
-            value += hits_next.get(rank, 0)
-        elif rank == TWO:
-            value += -40 if next_is_partner else 10
-        return value
+        suits = [0, 0, 0, 0]
+        for c in hand.tolist():
+            suits[c & 3] += 1
+        keep_wilds = len(hand) > 2
 
+        def value(card: int):
+            rank = card >> 2
+            value = float(CARD_POINTS[rank])
+            if rank in (EIGHT, NINE) and keep_wilds:
+                value -= 80  # a wild card is worth more kept than shed
+            same_suit = suits[card & 3] - 1  # the card itself is in the hand
+            value += 2 * same_suit  # keep a suit to follow with next turn
+            if rank == SIX:
+                value += 5 * same_suit  # the extra turn sheds another card
+            if next_about_out:
+                value += hits_next.get(rank, 0)
+            elif rank == TWO:
+                value += -40 if next_is_partner else 10
+            return value, -card
+        return value
