@@ -39,6 +39,7 @@ def deckgym_config(env_id: str, opponents: str, n: int, rollout: int, workers: i
     sets = [f"env.id={env_id}", f"vec.n_envs={n}", f"vec.workers={workers}", f"algorithm.n_steps={rollout // n}",
             f"opponents.pool=[{{agent: {agent}, weight: 1}}]", f"output.dir={out}"]
     sets += [f"algorithm.{key}={value}" for key, value in PPO.items()]
+    sets += [f"algorithm.batch_size={min(PPO['batch_size'], rollout)}"]
     return load_config(data={"env": {"id": env_id, "args": {}}}, overrides=sets)
 
 
@@ -118,7 +119,7 @@ def tutorial(rollout: int, steps: int) -> float:
             return self.aec.observe(self.aec.agent_selection)["action_mask"]
 
     env = ActionMasker(AecAsGym(), lambda env: env.action_mask())
-    model = MaskablePPO("MlpPolicy", env, n_steps=rollout, batch_size=PPO["batch_size"], n_epochs=PPO["n_epochs"],
+    model = MaskablePPO("MlpPolicy", env, n_steps=rollout, batch_size=min(PPO["batch_size"], rollout), n_epochs=PPO["n_epochs"],
                         seed=0, verbose=0, policy_kwargs={"net_arch": PPO["net_arch"], "activation_fn": nn.Tanh})
     return timed_learn(model, steps)
 
