@@ -246,10 +246,11 @@ class raw_env(CardGameEnv):
         phase = game.phase
         obs[:] = self._public_rows((phase, game.round_index))[seat]
         hand = game.hand_counts(seat)
-        obs[HAND:HAND + NUM_ACTIONS] = hand
+        own = obs[HAND:HAND + NUM_ACTIONS]
+        own[:] = hand
         obs[OTHERS_PICKS:OTHERS_PICKS + NUM_ACTIONS] = self._others_picks[seat]
         unseen = obs[UNSEEN:UNSEEN + NUM_ACTIONS]
-        unseen -= obs[HAND:HAND + NUM_ACTIONS]
+        unseen -= own
         if phase == "draft":
             obs[PICK] = game.pick_index
             obs[PACK:PACK + NUM_ACTIONS] = game.pack_counts(seat)
@@ -262,14 +263,16 @@ class raw_env(CardGameEnv):
             if discard is not None:
                 obs[DISCARD + discard - 1] = 1.0
                 unseen[discard - 1] -= 1
-            for i, play in enumerate(game.current_trick()):
+            trick = game.current_trick()
+            for i, play in enumerate(trick):
                 base = TRICK + i * TRICK_SLOT
                 obs[base + play.number - 1] = 1.0
                 obs[base + NUM_ACTIONS] = play.forced
                 unseen[play.number - 1] -= 1
                 obs[SEATS + (play.seat - seat) % NUM_PLAYERS * SEAT_SIZE + HAND_SIZE] -= 1
-            for number in game.paired_numbers():
-                obs[PAIRED + number - 1] = 1.0
+            if len(trick) > 1:  # a pair needs two cards
+                for number in game.paired_numbers():
+                    obs[PAIRED + number - 1] = 1.0
         if phase == "discard":
             obs[SEATS + HAND_SIZE] = sum(hand)
         obs *= _SCALE
