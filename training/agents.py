@@ -133,7 +133,7 @@ def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
     return [agent_specs[i % len(agent_specs)] for i in range(seats)]
 
 
-AGENT_SPECS = "'random', 'heuristic', a checkpoint folder or an exported bot (onnx:DIR)"
+AGENT_SPECS = "'random', 'heuristic', 'human', a checkpoint folder or an exported bot (onnx:DIR)"
 
 
 def make_agent(spec: str, env, seed=None, deterministic: bool = True):
@@ -143,6 +143,9 @@ def make_agent(spec: str, env, seed=None, deterministic: bool = True):
         return RandomAgent(seed)
     if spec == "heuristic":
         return env.spec.heuristic(env.raw)
+    if spec == "human":  # a person at the terminal; it takes the seat that first asks it to move
+        from .human import HumanAgent
+        return HumanAgent(env.raw)
     from .export import is_exported
     if spec.startswith("onnx:") or is_exported(spec):
         from .export import load_exported

@@ -13,16 +13,25 @@ import argparse
 from .agents import make_agent, seat_layout
 from .evaluate import play_game
 from .games import EnvHandle, add_table_arguments, parse_env_args
+from .human import HumanAgent, narrating_agent
 
 
 def play(env, agent_specs: list[str], seed: int, verbose: bool = True) -> list[int]:
     """One seeded game in ``env`` (an ``EnvHandle``) with one agent per seat, move by move."""
     specs = seat_layout(agent_specs, env.seats)
-    agents = [make_agent(s, env, seed=seed + i) for i, s in enumerate(specs)]
+    if specs.count("human") > 1:
+        raise ValueError("at most one 'human' seat: the others would see its cards")
+    agents = [HumanAgent().bind(env.raw, i, names=specs) if s == "human" else make_agent(s, env, seed=seed + i)
+              for i, s in enumerate(specs)]
+    human = narrating_agent(agents)
     if verbose:
         args = ", ".join(f"{k}={v}" for k, v in env.args.items()) or "default arguments"
         print(f"{env.id} ({args}), seed {seed}")
         print("\n".join(f"seat {seat}: {spec}" for seat, spec in enumerate(specs)))
+    if human is not None:  # the game as the person's seat sees it: never every hand
+        scores, _ = play_game(env.raw, agents, seed, on_move=human.on_move)
+        human.finish()
+        return scores
     moves = 0
 
     def show(raw, seat, action):
