@@ -15,7 +15,8 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 and warns about 
 
 from training import web
 from training.games import EnvHandle
-from training.web import RECORD_FORMAT, create_app, replay_record
+from training.records import RECORD_FORMAT, parse_record, replay
+from training.web import create_app
 
 CRAITS = {"env": "craits_v0", "args": {"deals": [3, 2]},
           "agents": ["human", "heuristic", "checkpoints/craits", "random"]}
@@ -124,7 +125,7 @@ def test_craits_game_to_the_end_matches_its_record(client, app):
     assert header["rule_args"] == EnvHandle("craits_v0", {"deals": [3, 2]}).rule_args
     assert all(set(m) == {"seat", "action"} for m in moves)
     assert result == {"result": state["result"]}
-    assert replay_record(response.text) == state["result"]
+    assert replay(*parse_record(response.text)) == state["result"]
 
 
 def test_pairs_draft_game_hides_the_others_picks_and_discards(client, app):
@@ -150,7 +151,7 @@ def test_pairs_draft_game_hides_the_others_picks_and_discards(client, app):
     assert all(e["text"].endswith("discards a card face down") for e in picks if "discards" in e["text"])
     assert sum(e["kind"] == "round" for e in log) == 10
     record = client.get(state["record"]).text
-    assert replay_record(record) == state["result"] == app.state.sessions.get(state["id"]).result()
+    assert replay(*parse_record(record)) == state["result"] == app.state.sessions.get(state["id"]).result()
     assert len(record.splitlines()) == 1 + 4 * 22 + 1  # header, 4 seats x (11 picks, 1 discard, 10 rounds), result
 
 
@@ -176,7 +177,7 @@ def test_chained_deal_episodes_and_a_later_seat(client, app):
             "agents": ["random", "heuristic", "human"]}
     state = play_out(client, new_game(client, spec, seed=2), random.Random(1))
     assert len(state["deals"]) == 2 and state["result"]["winners"]
-    assert replay_record(client.get(state["record"]).text) == state["result"]
+    assert replay(*parse_record(client.get(state["record"]).text)) == state["result"]
 
 
 def test_two_games_do_not_interfere(client, app):

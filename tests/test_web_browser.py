@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from training.web import ServerThread, create_app, replay_record
+from training.records import parse_record, replay
+from training.web import ServerThread, create_app
 
 # Running as root on a closed network: no sandbox, nothing fetched in the background.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -137,7 +138,7 @@ def check_against_engine(page, app, game_id):
                      for i in range(page.locator("#final-scores tr.winner").count()))
     assert winners == session.game.winners()
     record = downloaded_record(page)
-    assert replay_record(record) == {"scores": session.game.scores(), "winners": session.game.winners(),
+    assert replay(*parse_record(record)) == {"scores": session.game.scores(), "winners": session.game.winners(),
                                      "truncated": False}
     return session, record
 

@@ -31,11 +31,13 @@ import math
 import multiprocessing
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
 from .agents import checked_act, make_agent, seat_layout
 from .games import EnvHandle, add_table_arguments, parse_env_args
+from .records import Recorder, header_of, result_of, write_record
 
 Z95 = 1.96
 CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
@@ -77,15 +79,21 @@ def play_game(env, agents, seed: int, on_move=None) -> tuple[list, list[int] | N
         env.reset()
 
 
-def play_sets(env, layout: list[str], seed: int, deterministic: bool, set_indices) -> list[tuple]:
+def play_sets(env, layout: list[str], seed: int, deterministic: bool, set_indices, record_dir=None) -> list[tuple]:
     """Every rotation of the given duplicate sets in ``env`` (an ``EnvHandle``):
-    ``(set, rotation, scores, winners)`` each."""
+    ``(set, rotation, scores, winners)`` each; with ``record_dir``, each game's record too."""
     records = []
     for index in set_indices:
         for rotation in range(len(layout)):
+            seats = rotated(layout, rotation)
             agents = [make_agent(spec, env, seed=[seed, index, rotation, seat], deterministic=deterministic)
-                      for seat, spec in enumerate(rotated(layout, rotation))]
-            scores, winners = play_game(env.raw, agents, seed + index)
+                      for seat, spec in enumerate(seats)]
+            recorder = Recorder() if record_dir else None
+            scores, winners = play_game(env.raw, agents, seed + index, on_move=recorder)
+            if recorder is not None:
+                write_record(Path(record_dir) / f"{env.id}-seed{seed + index}-rotation{rotation}.jsonl",
+                             header_of(env, seed + index, seats), recorder.moves,
+                             result_of(env.raw.game, truncated=winners is None and not env.raw.game.is_over))
             records.append((index, rotation, scores, winners))
     return records
 
@@ -138,7 +146,7 @@ def _chunks(sets: int, count: int) -> list[range]:
 
 
 def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int = 1,
-             deterministic: bool = True) -> dict:
+             deterministic: bool = True, record_dir=None) -> dict:
     """Play ``games`` duplicate sets (``games`` × seats games) in ``env`` (an ``EnvHandle``)
     and return a JSON-ready summary.
 
@@ -151,7 +159,7 @@ def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int =
         make_agent(spec, env, seed=0, deterministic=deterministic)
     deals = env.deals
     chunks = _chunks(games, min(games, processes * CHUNKS_PER_PROCESS))
-    tasks = [(env, layout, seed, deterministic, chunk) for chunk in chunks]
+    tasks = [(env, layout, seed, deterministic, chunk, record_dir) for chunk in chunks]
     if processes == 1:
         parts = map(_play_chunk, tasks)
     else:
@@ -251,6 +259,8 @@ def main(argv=None):
     parser.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 4),
                         help="worker processes (1: play in this process)")
     parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
+    parser.add_argument("--record", metavar="DIR", help="write every game's record (JSON lines) into DIR "
+                                                         "(python -m training.replay shows one)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--deterministic", dest="deterministic", action="store_true", default=True,
                       help="checkpoint agents take their most likely action (default)")
@@ -262,7 +272,8 @@ def main(argv=None):
         if args.json:
             check_writable(args.json)
         env = EnvHandle(args.env, parse_env_args(args.arg))
-        result = evaluate(env, args.agents.split(","), args.games, args.seed, args.processes, args.deterministic)
+        result = evaluate(env, args.agents.split(","), args.games, args.seed, args.processes, args.deterministic,
+                          args.record)
     except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
     print(format_table(result))

@@ -9,15 +9,18 @@ list is repeated around the table. ``--arg key=value`` sets an env argument.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from .agents import make_agent, seat_layout
 from .evaluate import play_game
 from .games import EnvHandle, add_table_arguments, parse_env_args
 from .human import HumanAgent, narrating_agent
+from .records import Recorder, header_of, result_of, write_record
 
 
-def play(env, agent_specs: list[str], seed: int, verbose: bool = True) -> list[int]:
-    """One seeded game in ``env`` (an ``EnvHandle``) with one agent per seat, move by move."""
+def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_dir=None) -> list[int]:
+    """One seeded game in ``env`` (an ``EnvHandle``) with one agent per seat, move by move;
+    with ``record_dir``, its record is written there."""
     specs = seat_layout(agent_specs, env.seats)
     if specs.count("human") > 1:
         raise ValueError("at most one 'human' seat: the others would see its cards")
@@ -28,10 +31,22 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True) -> list[i
         args = ", ".join(f"{k}={v}" for k, v in env.args.items()) or "default arguments"
         print(f"{env.id} ({args}), seed {seed}")
         print("\n".join(f"seat {seat}: {spec}" for seat, spec in enumerate(specs)))
-    if human is not None:  # the game as the person's seat sees it: never every hand
-        scores, _ = play_game(env.raw, agents, seed, on_move=human.on_move)
-        human.finish()
+    recorder = Recorder()
+
+    def finish(scores, winners):
+        if record_dir:
+            path = write_record(Path(record_dir) / f"{env.id}-seed{seed}.jsonl", header_of(env, seed, specs),
+                                recorder.moves, result_of(env.raw.game, winners is None and not env.raw.game.is_over))
+            print(f"record: {path}")
         return scores
+
+    if human is not None:  # the game as the person's seat sees it: never every hand
+        def tell(raw, seat, action):
+            recorder(raw, seat, action)
+            human.on_move(raw, seat, action)
+        scores, winners = play_game(env.raw, agents, seed, on_move=tell)
+        human.finish()
+        return finish(scores, winners)
     moves = 0
 
     def show(raw, seat, action):
@@ -42,23 +57,30 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True) -> list[i
         moves += 1
         print(f"seat {seat} ({specs[seat]}): {game.action_to_text(action)}")
 
-    scores, winners = play_game(env.raw, agents, seed, on_move=show if verbose else None)
+    def on_move(raw, seat, action):
+        recorder(raw, seat, action)
+        if verbose:
+            show(raw, seat, action)
+
+    scores, winners = play_game(env.raw, agents, seed, on_move=on_move)
     if verbose:
         print("\n" + env.raw.game.render() + "\n")
         better = "lower" if env.spec.lower_score_wins else "higher"
         print(f"final scores ({better} is better):")
         print("\n".join(f"  seat {seat} ({spec}): {score}{'  wins' if winners and seat in winners else ''}"
                         for seat, (spec, score) in enumerate(zip(specs, scores))))
-    return scores
+    return finish(scores, winners)
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.play", description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--record", metavar="DIR", help="write the game's record (JSON lines) into DIR "
+                                                         "(python -m training.replay shows it)")
     args = parser.parse_args(argv)
     try:
-        play(EnvHandle(args.env, parse_env_args(args.arg)), args.agents.split(","), args.seed)
+        play(EnvHandle(args.env, parse_env_args(args.arg)), args.agents.split(","), args.seed, record_dir=args.record)
     except ValueError as error:  # a bad agent, checkpoint, env argument or value, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
 

@@ -33,10 +33,8 @@ API (JSON; an error is ``{"error": "..."}`` with a 4xx status naming the problem
 ``DELETE /api/games/{id}``             drop the game
 =====================================  ==================================================
 
-The record (``game_record``): a header line (env id, env args, effective rules, seed, seats,
-agents, the person's seat), one line per action ``{"seat": 1, "action": "play 7H"}`` in
-order, and a result line ``{"result": {"scores": [...], "winners": [...], "truncated":
-false}}``. ``replay_record`` plays a record through a fresh env and returns its result.
+The record is a ``training.records`` game record, its header also naming the person's seat
+(``human_seat``); ``python -m training.replay`` checks and shows it.
 """
 from __future__ import annotations
 
@@ -65,6 +63,7 @@ from envs.engine import clipped, shown
 from .agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
 from .games import GAMES, EnvHandle
 from .human import Narrator, legal_moves, prompt, seat_view
+from .records import header_of, record_text, result_of
 
 STATIC = Path(__file__).with_name("web_static")
 HUMAN = "human"
@@ -74,8 +73,6 @@ MAX_SPEC = 500  # characters of an agent spec
 MAX_SEED = 2 ** 53 - 1  # exact in JavaScript
 MAX_BOTS_LISTED = 200
 MAX_META_BYTES = 1 << 20
-RECORD_FORMAT = "deckgym-game-record"
-RECORD_VERSION = 1
 
 
 class ApiError(Exception):
@@ -84,48 +81,6 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, message
-
-
-# ----------------------------------------------------------------------- records
-def game_record(header: dict, moves: list[dict], result: dict) -> str:
-    """A game as JSON lines: the header, one ``{"seat", "action"}`` line per action, the result."""
-    lines = [{"record": RECORD_FORMAT, "version": RECORD_VERSION, **header}, *moves, {"result": result}]
-    return "".join(json.dumps(line, separators=(", ", ": ")) + "\n" for line in lines)
-
-
-def replay_record(text: str) -> dict:
-    """Play a ``game_record`` through a fresh env: ``{"scores", "winners", "truncated"}``.
-    ``ValueError`` when a line is not what the record format says or a move is not legal."""
-    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-    if len(lines) < 2 or lines[0].get("record") != RECORD_FORMAT or "result" not in lines[-1]:
-        raise ValueError("not a deckgym game record: a header line, move lines and a result line")
-    header, moves = lines[0], lines[1:-1]
-    raw = EnvHandle(header["env"], header["env_args"]).raw
-    raw.reset(seed=header["seed"])
-    cut = False
-    queue = iter(moves)
-    while True:
-        if not raw.agents:
-            if raw.game.is_over or cut:
-                break
-            raw.reset()
-            continue
-        agent = raw.agent_selection
-        if raw.terminations[agent] or raw.truncations[agent]:
-            cut |= raw.truncations[agent]
-            raw.step(None)
-            continue
-        move = next(queue, None)
-        if move is None:
-            raise ValueError("the record ends before the game does")
-        seat = raw.agent_name_mapping[agent]
-        if move.get("seat") != seat:
-            raise ValueError(f"record line {move}: seat {seat} is to act")
-        raw.step(raw.game.text_to_action(move["action"]))
-    if next(queue, None) is not None:
-        raise ValueError("the record has moves after the end of the game")
-    game = raw.game
-    return {"scores": game.scores(), "winners": game.winners() if game.is_over else None, "truncated": cut}
 
 
 # ---------------------------------------------------------------------- sessions
@@ -221,8 +176,7 @@ class Session:
         return {"kind": "result", "text": text, **result}
 
     def result(self) -> dict:
-        game = self.game
-        return {"scores": game.scores(), "winners": game.winners() if game.is_over else None, "truncated": self.cut}
+        return result_of(self.game, self.cut)
 
     def play(self, text) -> None:
         if self.error:
@@ -274,9 +228,7 @@ class Session:
     def record(self) -> str:
         if not self.over:
             raise ApiError(409, "the record is ready once the game is over (it holds every hidden move)")
-        header = {"env": self.env.id, "env_args": self.env.args, "rule_args": self.env.rule_args, "seed": self.seed,
-                  "seats": self.env.seats, "agents": self.specs, "human_seat": self.seat}
-        return game_record(header, self.moves, self.result())
+        return record_text(header_of(self.env, self.seed, self.specs, human_seat=self.seat), self.moves, self.result())
 
 
 class Sessions:
