@@ -141,7 +141,7 @@ def test_sidecar_fields(trained):
     assert (bot["observation_size"], bot["action_size"], bot["observation_version"]) == (206, 109, 1)
     assert bot["actions"][0] == "play AC" and bot["actions"][52] == "play AC unannounced"
     assert bot["actions"][104] == "draw" and bot["actions"][105:] == ["suit C", "suit D", "suit H", "suit S"]
-    assert bot["action_selection"] == "masked_argmax"
+    assert bot["action_selection"] == meta["action_selection"] == "masked_sampling"  # a PPO policy
     assert bot["model"]["sha256"] == hashlib.sha256((exported / "model.onnx").read_bytes()).hexdigest()
     assert bot["model"]["inputs"][1] == {"name": "action_mask", "dtype": "float32", "shape": ["batch", 109]}
     assert bot["source"] == {"checkpoint": str(checkpoint), "algorithm": "MaskablePPO",

@@ -115,24 +115,15 @@ def clean_leftovers(run_dir) -> None:
             _remove(entry)
 
 
-def policy_arrays(model) -> tuple[dict, str]:
-    """The policy MLP of an SB3 (Maskable)PPO model as numpy arrays, and its activation."""
-    import torch.nn as nn
-    policy = model.policy
-    linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
-    arrays = {}
-    for i, layer in enumerate(linears):
-        arrays[f"layer_{i}_weight"] = layer.weight.detach().cpu().numpy()
-        arrays[f"layer_{i}_bias"] = layer.bias.detach().cpu().numpy()
-    arrays["action_weight"] = policy.action_net.weight.detach().cpu().numpy()
-    arrays["action_bias"] = policy.action_net.bias.detach().cpu().numpy()
-    activation = type(policy.activation_fn()).__name__.lower()
-    return arrays, activation
-
-
 def save_checkpoint(path, model, meta: dict, with_model: bool = True) -> Path:
-    arrays, activation = policy_arrays(model)
+    """A checkpoint of ``model``, trained by the algorithm ``meta["algorithm"]["name"]``: its
+    move-picking network as policy.npz (the algorithm's ``policy_arrays``), meta.json with
+    how the network's scores pick a move, and the model itself for ``--resume``."""
+    from .algorithms import algorithm
+    learner = algorithm(meta["algorithm"]["name"])
+    arrays, activation = learner.policy_arrays(model)
     meta = {"format_version": FORMAT_VERSION, **meta, "activation": activation,
+            "action_selection": learner.ACTION_SELECTION,
             "hidden_sizes": [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(arrays) // 2 - 1)]}
 
     def fill(tmp: Path):

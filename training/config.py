@@ -12,7 +12,6 @@ opponent pool, the cores, memory and output.dir of this machine) is checked by
 """
 from __future__ import annotations
 
-import math
 import os
 import stat
 import typing
@@ -20,9 +19,12 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from envs.engine import MAX_SHOWN, clipped, shown
+
+from .algorithms import config_classes
+from .schema import Number, Section
 
 
 class ConfigError(ValueError):
@@ -33,60 +35,14 @@ MAX_PROBLEMS = 10  # problems one message lists
 
 
 # ---------------------------------------------------------------- the schema
-def _number(value):
-    """YAML reads 3e-4 (no dot) as a string and 1 as an int: both are numbers for a float key.
-    A bool is not, nor is any other string: the strict float check refuses them."""
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        try:
-            return float(value)
-        except OverflowError:  # an integer too big for a float
-            return math.inf
-    return value
-
-
-Number = Annotated[float, Field(allow_inf_nan=False), BeforeValidator(_number)]
-COEF_MAX = 10.0  # loss coefficients: common values are 0.001-1; far above that the loss overflows
-
-
-class Section(BaseModel):
-    """A config section: unknown keys are errors, and values are strict (true is not 1, "5" is
-    not 5), except the numbers a float key takes (``Number``)."""
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
 class EnvConfig(Section):
     id: str = "craits_v0"
     args: dict[str, Any] = {}  # every constructor argument of the env
 
 
-class MaskablePPOConfig(Section):
-    name: Literal["MaskablePPO"] = "MaskablePPO"
-    net_arch: list[Annotated[int, Field(gt=0)]] = [128, 128]
-    activation: Literal["tanh", "relu"] = "tanh"
-    learning_rate: Number = Field(3e-4, gt=0, le=1)
-    n_steps: int = Field(512, gt=0)  # per env, per rollout
-    batch_size: int = Field(256, ge=2)  # at most one rollout: see Config
-    n_epochs: int = Field(4, gt=0)
-    gamma: Number = Field(0.99, ge=0, le=1)
-    gae_lambda: Number = Field(0.95, ge=0, le=1)
-    clip_range: Number = Field(0.2, gt=0, le=1)
-    ent_coef: Number = Field(0.01, ge=0, le=COEF_MAX)
-    vf_coef: Number = Field(0.5, ge=0, le=COEF_MAX)
-    max_grad_norm: Number = Field(0.5, gt=0)  # any size is safe: a big one just never clips
-    device: Literal["cpu", "cuda", "auto"] = "cpu"
-    # Small MLPs run fastest on one thread; more threads fight the env for cores. At most
-    # os.cpu_count(), checked on the machine that trains (training.preflight).
-    torch_threads: int = Field(1, gt=0)
-
-
-# The algorithms, told apart by ``algorithm.name``: each model declares its own hyperparameters,
-# and adding an algorithm is adding its model here. A config without a name gets the first.
-ALGORITHMS = {cls.model_fields["name"].default: cls for cls in (MaskablePPOConfig,)}
+# The algorithms, told apart by ``algorithm.name``: each declares its own hyperparameters in
+# its module (training.algorithms). A config without a name gets the first.
+ALGORITHMS = {cls.model_fields["name"].default: cls for cls in config_classes()}
 
 
 def _named(value):
@@ -157,7 +113,7 @@ class OutputConfig(Section):
 
 class Config(Section):
     env: EnvConfig = Field(default_factory=EnvConfig)
-    algorithm: Algorithm = Field(default_factory=MaskablePPOConfig)
+    algorithm: Algorithm = Field(default_factory=lambda: next(iter(ALGORITHMS.values()))())
     opponents: OpponentsConfig = Field(default_factory=OpponentsConfig)
     training: TrainingConfig = Field(default_factory=TrainingConfig)
     vec: VecConfig = Field(default_factory=VecConfig)
@@ -167,7 +123,7 @@ class Config(Section):
     @model_validator(mode="after")
     def _minibatch_within_a_rollout(self):
         a = self.algorithm
-        if isinstance(a, MaskablePPOConfig) and a.batch_size > a.n_steps * self.vec.n_envs:
+        if hasattr(a, "n_steps") and a.batch_size > a.n_steps * self.vec.n_envs:  # on-policy: one rollout
             raise ValueError(f"config key 'algorithm.batch_size' is {a.batch_size}: it must be at most "
                              f"algorithm.n_steps x vec.n_envs = {a.n_steps * self.vec.n_envs} (one rollout)")
         return self

@@ -10,6 +10,7 @@ import stat
 from pathlib import Path
 
 from .agents import make_agent
+from .algorithms import algorithm
 from envs.engine import shown
 
 from .config import Config, ConfigError
@@ -72,31 +73,24 @@ def _check_machine(config: Config, env: EnvHandle) -> None:
     total, limit = sum(need.values()), physical_memory()
     if total > limit:
         parts = ", ".join(f"{part} {_gib(n)}" for part, n in need.items())
-        raise ConfigError(f"config keys 'algorithm.net_arch', 'algorithm.n_steps', 'algorithm.batch_size' and "
-                          f"'vec.n_envs' need {_gib(total)} of memory by estimate ({parts}), more than the "
-                          f"{_gib(limit)} this machine has: make the network or n_steps x n_envs smaller")
+        raise ConfigError(f"config keys 'algorithm.*' and 'vec.n_envs' need {_gib(total)} of memory by estimate "
+                          f"({parts}), more than the {_gib(limit)} this machine has: make the network or the "
+                          f"experience the algorithm keeps (n_steps x n_envs, a buffer) smaller")
     _check_output_dir(config.output.dir)
 
 
 def memory_needed(config: Config, obs_size: int, n_actions: int) -> dict:
     """Bytes training will hold, by part: an estimate on the high side."""
     a, n_envs = config.algorithm, config.vec.n_envs
-    sizes = [obs_size, *a.net_arch]
-    trunk = sum((i + 1) * o for i, o in zip(sizes, sizes[1:]))  # one MLP; SB3 builds one for policy, one for value
-    policy = trunk + (sizes[-1] + 1) * n_actions
-    params = policy + trunk + sizes[-1] + 1
-    # float32 weights, gradients and Adam's two moments; a minibatch's activations, forward and backward
-    network = 4 * (4 * params + 3 * a.batch_size * (obs_size + 2 * sum(a.net_arch) + n_actions))
-    # per step and env: observation, action mask (float32 in SB3) and 8 floats (action, reward, value,
-    # ...), twice: SB3 copies each array as it flattens the buffer for training
-    rollout = 2 * 4 * a.n_steps * n_envs * (obs_size + n_actions + 8)
+    sizes = [obs_size, *a.net_arch, n_actions]
+    policy = sum((i + 1) * o for i, o in zip(sizes, sizes[1:]))  # the network a checkpoint keeps
     self_play = config.opponents.self_play
     snapshots = 0  # each env's pool keeps the self-play snapshots it can draw (numpy float32 policies)
     if any(e.agent == "self_play" and e.weight > 0 for e in config.opponents.pool):
         snapshots = min(self_play.window + 1, config.training.total_timesteps // self_play.snapshot_every + 1)
     workers = min(config.vec.workers, n_envs)
     per_env = ENV_BYTES + snapshots * 4 * policy
-    return {"network and optimizer": network, "rollout buffer": rollout, "envs": n_envs * per_env,
+    return {**algorithm(a.name).memory_bytes(config, obs_size, n_actions), "envs": n_envs * per_env,
             "trainer process": PROCESS_BYTES, "worker processes": (workers > 1) * workers * PROCESS_BYTES}
 
 

@@ -1,4 +1,4 @@
-"""Train a MaskablePPO agent from a config file.
+"""Train an agent (MaskablePPO, or any algorithm of training.algorithms) from a config file.
 
     python -m training.train --config configs/craits_quick.yaml [--set key.path=value ...]
     python -m training.train --resume runs/craits_quick          # continue an interrupted run
@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from .algorithms import algorithm
 from .checkpoint import clean_leftovers, read_meta
 from .config import Config, ConfigError, check_resumable, dump_config, load_config
 from .games import EnvHandle
@@ -66,14 +67,7 @@ def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
 
 
 def new_model(config: Config, venv):
-    import torch.nn as nn
-    from sb3_contrib import MaskablePPO
-    a = config.algorithm
-    return MaskablePPO(
-        "MlpPolicy", venv, learning_rate=a.learning_rate, n_steps=a.n_steps, batch_size=a.batch_size,
-        n_epochs=a.n_epochs, gamma=a.gamma, gae_lambda=a.gae_lambda, clip_range=a.clip_range, ent_coef=a.ent_coef,
-        vf_coef=a.vf_coef, max_grad_norm=a.max_grad_norm, device=a.device, seed=config.training.seed, verbose=0,
-        policy_kwargs={"net_arch": list(a.net_arch), "activation_fn": {"tanh": nn.Tanh, "relu": nn.ReLU}[a.activation]})
+    return algorithm(config.algorithm.name).new(config, venv)
 
 
 def fresh_run_dir(base: Path) -> Path:
@@ -170,7 +164,6 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     Interrupted, it checkpoints and exits with status 130. The checkpoint holds everything
     trained on; the rollout under way (at most ``n_steps x n_envs`` steps) is not trained on
     yet, so it counts for nothing and a resumed run gathers it again."""
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.logger import configure
 
     import torch
@@ -187,7 +180,7 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     print(describe_plan(config, env, run_dir, start, then), flush=True)
     venv = make_vec_env(config, env, run_dir, first_timestep=start)
     if resume:
-        model = MaskablePPO.load(run_dir / "checkpoint" / "model.zip", env=venv, device=config.algorithm.device)
+        model = algorithm(config.algorithm.name).load(run_dir / "checkpoint" / "model.zip", venv, config)
         model.num_timesteps = start  # the steps trained on (meta.json), not all those the archive counted
     else:
         model = new_model(config, venv)
