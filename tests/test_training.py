@@ -363,3 +363,12 @@ def test_self_play_draws_latest_or_window_and_frees_older_snapshots(tmp_path):
         drawn = {pool.draw().path for _ in range(60)}
         assert drawn == {str(snaps / f"step_{s:09d}") for s in (step - 1, step) if s >= 1}
         assert len(pool._agents) <= 2
+
+
+def test_a_wall_clock_cap_stops_training_and_a_resume_has_nothing_left(tmp_path, capsys):
+    config = tiny(tmp_path, **{"training.total_timesteps": 1_000_000, "training.max_seconds": 1})
+    run = train_module.train(config, config.run_dir)
+    meta = json.loads((run / "checkpoint" / "meta.json").read_text())
+    assert 0 < meta["timesteps"] < 1_000_000 and meta["training_seconds"] >= 1
+    train_module.main(["--resume", str(run)])
+    assert "nothing to train" in capsys.readouterr().out

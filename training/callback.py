@@ -91,7 +91,8 @@ class RunCallback(BaseCallback):
 
     def _on_step(self) -> bool:
         self.bar.update(min(self.num_timesteps, self.bar.total) - self.bar.n)
-        return True
+        limit = self.config.training.max_seconds
+        return limit is None or time.time() - self.started < limit  # False stops learn()
 
     def _on_rollout_start(self) -> None:
         self.between_rollouts()

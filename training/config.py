@@ -85,6 +85,8 @@ class OpponentsConfig(Section):
 
 class TrainingConfig(Section):
     total_timesteps: int = Field(200_000, gt=0)
+    # a wall-clock cap on training time (summed over resumes; evaluations included): null = none
+    max_seconds: Number | None = Field(None, gt=0)
     seed: int = Field(0, ge=0, le=2**32 - 1)
 
 

@@ -173,9 +173,11 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     previous = read_meta(run_dir / "checkpoint") if resume else {}
     start = previous.get("timesteps", 0)
     remaining = config.training.total_timesteps - start
-    if remaining <= 0:
-        print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps: nothing to train "
-              f"(raise it with --set training.total_timesteps=...)")
+    limit = config.training.max_seconds
+    if remaining <= 0 or (limit is not None and previous.get("training_seconds", 0.0) >= limit):
+        print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps "
+              f"({previous.get('training_seconds', 0.0)} s): nothing to train "
+              f"(raise training.total_timesteps or training.max_seconds with --set)")
         return
     print(describe_plan(config, env, run_dir, start, then), flush=True)
     venv = make_vec_env(config, env, run_dir, first_timestep=start)
