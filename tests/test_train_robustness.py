@@ -205,7 +205,7 @@ def test_readme_agent_lists_say_how_they_fill_the_table():
     that lists fewer agents than seats must say on its line how many of each sit down."""
     from training.agents import seat_layout
     from training.games import EnvHandle
-    lines = re.findall(r"^python -m training\.\w+ .*--agents .*$", (ROOT / "README.md").read_text(), re.M)
+    lines = re.findall(r"^python -m training\.(?:play|evaluate) .*--agents .*$", (ROOT / "README.md").read_text(), re.M)
     assert len(lines) >= 3
     for line in lines:
         players = re.search(r"--arg num_players=(\d+)", line)
