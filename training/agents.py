@@ -44,7 +44,9 @@ class PolicyAgent:
         if self.meta["activation"] not in ACTIVATIONS:
             raise CheckpointError(f"{path}: unknown activation {self.meta['activation']!r}")
         self.activation = ACTIVATIONS[self.meta["activation"]]
-        self.deterministic = deterministic
+        # Action values (a Q-network's checkpoint) pick their best move: a softmax over them
+        # is no policy. Policy logits are sampled unless asked to play their most likely move.
+        self.deterministic = deterministic or self.meta.get("action_selection") == "masked_argmax"
         self.rng = np.random.default_rng(seed)
 
     def reset(self) -> None:

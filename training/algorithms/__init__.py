@@ -27,6 +27,8 @@ import importlib
 
 MODULES = {
     "MaskablePPO": "training.algorithms.maskable_ppo",
+    "DoubleDQN": "training.algorithms.dqn",
+    "DMC": "training.algorithms.dmc",
 }
 
 
