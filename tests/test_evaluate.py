@@ -180,3 +180,20 @@ def test_play_header_says_who_sits_where_and_help_names_the_command(capsys):
         with pytest.raises(SystemExit):
             cli(["--help"])
         assert capsys.readouterr().out.startswith(f"usage: python -m {name} ")
+
+
+def test_agent_lists_keep_the_options_of_a_spec_together():
+    from training.agents import split_agents
+    assert split_agents("ismcts:simulations=20,uct_c=1.4,heuristic,random") == [
+        "ismcts:simulations=20,uct_c=1.4", "heuristic", "random"]
+    assert split_agents("checkpoints/craits,heuristic") == ["checkpoints/craits", "heuristic"]
+    assert split_agents("onnx:bots/a,ismcts,ismcts:simulations=5") == ["onnx:bots/a", "ismcts", "ismcts:simulations=5"]
+
+
+def test_a_search_bot_is_an_agent_in_evaluate_and_play(capsys):
+    result = main(["--agents", "ismcts:simulations=10,uct_c=1.4,seed=3,heuristic,heuristic,heuristic", "--games", "1",
+                   "--arg", "deals=[2]", "--processes", "1"])
+    assert result["layout"][0] == "ismcts:simulations=10,uct_c=1.4,seed=3"
+    from training.play import main as play_main
+    play_main(["--agents", "ismcts:simulations=10,random", "--arg", "deals=[2]"])
+    assert "seat 0: ismcts:simulations=10" in capsys.readouterr().out

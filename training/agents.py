@@ -115,6 +115,8 @@ def checked_act(agent, seat: int, observation: dict, game, role: str = "") -> in
     raises ``IllegalMoveError`` naming the agent (``role`` and its name), the seat, the move
     and the legal moves instead."""
     mask = observation["action_mask"]
+    if hasattr(agent, "act_on"):  # a search bot reads its seat's view of the engine itself
+        return check_move(agent, seat, agent.act_on(game, seat), mask, game, role)
     return check_move(agent, seat, agent.act(observation["observation"], mask), mask, game, role)
 
 
@@ -126,6 +128,19 @@ def check_move(agent, seat: int, action, mask, game, role: str = "") -> int:
     raise IllegalMoveError(f"{role}{agent.name} (seat {seat}) chose an {game.illegal_message(action)}")
 
 
+def split_agents(text: str) -> list[str]:
+    """``"ismcts:simulations=100,uct_c=1.4,heuristic"`` -> ``["ismcts:simulations=100,uct_c=1.4",
+    "heuristic"]``: a comma-separated agent list whose specs may hold options, themselves
+    separated by commas (a piece ``key=value`` without a ``:`` continues the spec before)."""
+    specs: list[str] = []
+    for piece in text.split(","):
+        if specs and ":" in specs[-1] and "=" in piece and ":" not in piece and "/" not in piece:
+            specs[-1] += "," + piece
+        else:
+            specs.append(piece)
+    return specs
+
+
 def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
     """One agent spec per seat: the list repeated around the table."""
     if not agent_specs or not all(agent_specs):
@@ -135,16 +150,24 @@ def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
     return [agent_specs[i % len(agent_specs)] for i in range(seats)]
 
 
-AGENT_SPECS = "'random', 'heuristic', 'human', a checkpoint folder or an exported bot (onnx:DIR)"
+AGENT_SPECS = ("'random', 'heuristic', 'human', 'ismcts[:simulations=1000,...]', a checkpoint folder or an "
+               "exported bot (onnx:DIR)")
 
 
 def make_agent(spec: str, env, seed=None, deterministic: bool = True):
     """An agent from its spec, checked against ``env`` (an ``EnvHandle``): ``random``,
-    ``heuristic``, a checkpoint folder, or an exported bot (``onnx:DIR`` or its folder)."""
+    ``heuristic``, ``human``, ``ismcts`` (with options: ``ismcts:simulations=1000,uct_c=1.4``),
+    a checkpoint folder, or an exported bot (``onnx:DIR`` or its folder). Agents answer
+    ``act(observation, action_mask)``; a search bot answers ``act_on(game, seat)`` from its
+    seat's view of the engine instead (``checked_act`` asks it so)."""
     if spec == "random":
         return RandomAgent(seed)
     if spec == "heuristic":
         return env.spec.heuristic(env.raw)
+    if spec == "ismcts" or spec.startswith("ismcts:"):  # information-set search (envs.search)
+        from envs.search import ISMCTSBot
+        options = {} if "seed=" in spec else {"seed": seed}  # a seed in the spec wins
+        return ISMCTSBot.from_spec(spec, env.id, **options)
     if spec == "human":  # a person at the terminal; it takes the seat that first asks it to move
         from .human import HumanAgent
         return HumanAgent(env.raw)

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .agents import checked_act, make_agent, seat_layout
+from .agents import checked_act, make_agent, seat_layout, split_agents
 from .games import EnvHandle, add_table_arguments, parse_env_args
 from .records import Recorder, header_of, result_of, write_record
 
@@ -272,7 +272,7 @@ def main(argv=None):
         if args.json:
             check_writable(args.json)
         env = EnvHandle(args.env, parse_env_args(args.arg))
-        result = evaluate(env, args.agents.split(","), args.games, args.seed, args.processes, args.deterministic,
+        result = evaluate(env, split_agents(args.agents), args.games, args.seed, args.processes, args.deterministic,
                           args.record)
     except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback

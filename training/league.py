@@ -90,7 +90,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from .agents import make_agent
+from .agents import make_agent, split_agents
 from .config import clipped, parse_yaml, shown, yaml_problem
 from .evaluate import play_game, rotated
 from .games import EnvHandle, parse_env_args
@@ -565,7 +565,7 @@ def write_outputs(out: Path, result: dict, league: dict, bootstrap: int) -> str:
 # ---------------------------------------------------------------- the league
 def _agent_list(value, source: str) -> list[str]:
     if isinstance(value, str):
-        value = value.split(",")
+        value = split_agents(value)
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise LeagueError(f"{source}: agents must be a list of spec strings or a comma-separated string")
     agents = [v.strip() for v in value]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .agents import make_agent, seat_layout
+from .agents import make_agent, seat_layout, split_agents
 from .evaluate import play_game
 from .games import EnvHandle, add_table_arguments, parse_env_args
 from .human import HumanAgent, narrating_agent
@@ -80,7 +80,7 @@ def main(argv=None):
                                                          "(python -m training.replay shows it)")
     args = parser.parse_args(argv)
     try:
-        play(EnvHandle(args.env, parse_env_args(args.arg)), args.agents.split(","), args.seed, record_dir=args.record)
+        play(EnvHandle(args.env, parse_env_args(args.arg)), split_agents(args.agents), args.seed, record_dir=args.record)
     except ValueError as error:  # a bad agent, checkpoint, env argument or value, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
 

@@ -1,0 +1,268 @@
+"""A seat's view of a Craits game, worlds sampled from it, and a fast rollout rule: the
+Craits side of the IS-MCTS search (``envs.search``).
+
+``view(game, seat)`` copies out of the engine only what the seat may know (the env's
+observation, ``envs.craits.env``): the public table and the seat's own hand. The own hand
+is left out while the dealer names a suit for an upcard 8 or 9 without seeing it. The
+discard pile's order is public (every card was seen played); it matters only for the
+top card. The engine's random generator, its seed and its repetition record hold hidden
+cards or future deals and are not copied.
+
+``determinize(view, rng)`` deals the unseen cards (not in the own hand, not in the
+discard pile) uniformly at random: every other hand at its known size, the rest is the
+stock in random order (a position set up with ``from_position`` may hold fewer cards than
+the deck: the cards left over are then out of play). A later reshuffle and the next deal draw on the search's own
+generator. Voids that play revealed are not used.
+
+``heuristic_action(state, rng)`` is the heuristic bot's rule (``envs.craits.bot``) read
+directly off the engine of a sampled world, so rollouts play as the heuristic players do:
+in a crank play a 2 before an A; otherwise shed the card worth most points, keeping 8s and
+9s while more than two cards are left and cards of a suit to follow, and hit a next player
+about to go out with a 2, 4, 5 or 7; name the suit held most; always announce.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..aec import versus_others
+from ..cards import FULL_DECK, RANK_BITS, SUIT_BITS, bits_to_cards
+from .game import (BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NAME_SUIT, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
+                   UNANNOUNCED, WILD_BITS, CraitsGame, _points)
+from .rules import Rules
+
+REWARD_SCALE = 100.0  # the env's deal reward: points / 100
+_WILD_PENALTY = 80  # a wild card is worth more kept than shed while more than two cards are left
+_HIT_BONUS = {TWO: 100, FOUR: 80, FIVE: 50, SEVEN: 60}
+_NON_WILD = FULL_DECK & ~WILD_BITS
+
+
+@dataclass(frozen=True)
+class CraitsView:
+    """What ``seat`` knows of a Craits game: public information and its own hand.
+    ``own_hand`` is a bit set of cards, or None when the seat must not see it (the dealer
+    naming a suit for an upcard 8 or 9)."""
+    seat: int
+    rules: Rules
+    num_players: int
+    deal_index: int
+    dealer: int
+    totals: tuple
+    pressures: tuple
+    current_player: int
+    phase_id: int
+    direction: int
+    suit_id: int
+    suit_choices: int
+    crank: int
+    announced: tuple
+    lose_turn: tuple
+    deal_pressure: tuple
+    stalled_draws: int
+    deal_actions: int
+    someone_out: bool
+    reshuffled: bool  # the deal's stock was re-formed from the discard pile (repetitions count from then)
+    discard: tuple  # the discard pile, bottom first (public: every card was seen played)
+    hand_sizes: tuple
+    stock_size: int
+    own_hand: int | None
+
+    @property
+    def unseen(self) -> int:
+        """Bit set of the cards this seat has not seen: in other hands or the stock."""
+        seen = sum(1 << c for c in self.discard)
+        if self.own_hand is not None:
+            seen |= self.own_hand
+        return FULL_DECK & ~seen
+
+
+def new_memory():
+    return None  # Craits views need no memory: the discard pile and hand sizes are on the table
+
+
+def view(game: CraitsGame, seat: int, memory=None) -> CraitsView:
+    """The seat's view: public fields of the engine and the seat's own hand, nothing else."""
+    if not isinstance(game, CraitsGame):
+        raise ValueError(f"a Craits view needs a CraitsGame, not {type(game).__name__}")
+    if game.game_over:
+        raise ValueError("the game is over: there is nothing to search")
+    if type(seat) is not int or not 0 <= seat < game.num_players:
+        raise ValueError(f"seat {seat!r} is not a seat of this {game.num_players}-player game")
+    blind = game.phase_id == BLIND_SUIT and game.current_player == seat
+    return CraitsView(
+        seat=seat, rules=game.rules, num_players=game.num_players, deal_index=game.deal_index,
+        dealer=game.dealer, totals=tuple(game.totals), pressures=tuple(game.pressures),
+        current_player=game.current_player, phase_id=game.phase_id, direction=game.direction,
+        suit_id=game.suit_id, suit_choices=game.suit_choices, crank=game.crank,
+        announced=tuple(game.announced), lose_turn=tuple(game.lose_turn), deal_pressure=tuple(game.deal_pressure),
+        stalled_draws=game.stalled_draws, deal_actions=game.deal_actions, someone_out=game.someone_out,
+        reshuffled=game.positions is not None, discard=tuple(game.discard),
+        hand_sizes=tuple(game.hand_size(s) for s in range(game.num_players)), stock_size=len(game.stock),
+        own_hand=None if blind else game.hand_bits[seat])
+
+
+def determinize(v: CraitsView, rng, policy=None) -> CraitsGame:
+    """A whole engine consistent with ``v``: the unseen cards dealt at random to the other
+    hands (at their sizes) and the stock; the seat's own hand as it is."""
+    unseen = bits_to_cards(v.unseen)
+    rng.shuffle(unseen)
+    hands = []
+    at = 0
+    for seat, size in enumerate(v.hand_sizes):
+        if seat == v.seat and v.own_hand is not None:
+            hands.append(v.own_hand)
+            continue
+        bits = 0
+        for card in unseen[at:at + size]:
+            bits |= 1 << card
+        hands.append(bits)
+        at += size
+    stock = unseen[at:at + v.stock_size]  # a position set up by hand (from_position) may leave cards out
+    if len(stock) != v.stock_size:
+        raise AssertionError(f"inconsistent view: {len(stock)} cards left for a stock of {v.stock_size}")
+    rules = v.rules
+    g = object.__new__(CraitsGame)
+    g.rules = rules
+    g.num_players = v.num_players
+    g._seed_base = rng.getrandbits(64)  # later deals: unknown, so made up
+    g.rng = rng  # a reshuffle's order: unknown, drawn from the search's generator
+    g._announce_action = rules.announce == "action"
+    g._value_crank = rules.crank_count == "value"
+    g._pressure = rules.empty_stock == "pressure"
+    g.deal_over = g.game_over = g.deal_truncated = False
+    g.last_deal_points = None
+    g.finished_deal = None
+    g.last_move = None
+    g.events = []
+    g.totals = list(v.totals)
+    g.pressures = list(v.pressures)
+    g.deal_index = v.deal_index
+    g.dealer = v.dealer
+    g.hand_bits = hands
+    g.stock = stock
+    g.discard = list(v.discard)
+    g.discard_bits = sum(1 << c for c in v.discard)
+    g.direction = v.direction
+    g.phase_id = v.phase_id
+    g.crank = v.crank
+    g.suit_choices = v.suit_choices
+    g.suit_id = v.suit_id
+    g.announced = list(v.announced)
+    g.lose_turn = list(v.lose_turn)
+    g.deal_pressure = list(v.deal_pressure)
+    g.stalled_draws = v.stalled_draws
+    g.deal_actions = v.deal_actions
+    g.someone_out = v.someone_out
+    g.positions = {} if v.reshuffled else None  # earlier positions held hidden cards: not known
+    g.current_player = v.current_player
+    g._legal = None
+    return g
+
+
+def is_terminal(state: CraitsGame) -> bool:
+    """The search ends with the current deal."""
+    return state.deal_over or state.game_over
+
+
+def visible(state: CraitsGame, searcher: int) -> bool:
+    return True  # every Craits action is public
+
+
+def private(state: CraitsGame, searcher: int) -> int:
+    """The searcher's private observation: its hand (which shows the cards it drew)."""
+    return state.hand_bits[searcher]
+
+
+def deal_points(state: CraitsGame) -> list[int]:
+    """Every seat's points of the deal: as scored if it ended, else as it stands."""
+    if state.deal_over or state.game_over:
+        return state.last_deal_points
+    scoring = state.rules.three_scoring
+    return [_points(h, scoring) + p for h, p in zip(state.hand_bits, state.deal_pressure)]
+
+
+def returns(state: CraitsGame) -> list[float]:
+    """The env's deal reward of every seat: per side, (mean of the other sides' deal points
+    − its own) / 100."""
+    points = deal_points(state)
+    sides = state.sides()
+    gains = versus_others([-sum(points[s] for s in side) for side in sides])
+    rewards = [0.0] * state.num_players
+    for side, gain in zip(sides, gains):
+        for seat in side:
+            rewards[seat] = gain / REWARD_SCALE
+    return rewards
+
+
+def heuristic_action(state: CraitsGame, rng=None) -> int:
+    """The heuristic bot's rule (``envs.craits.bot``), read off the engine of a sampled
+    world: the same move as ``CraitsHeuristic`` would make from the mover's observation."""
+    legal = state.legal_actions()
+    if len(legal) == 1:
+        return legal[0]
+    phase = state.phase_id
+    seat = state.current_player
+    hand = state.hand_bits[seat]
+    if phase == BLIND_SUIT:
+        return legal[0]
+    if phase == NAME_SUIT:
+        best, best_count = legal[0], -1.0
+        plain = hand & _NON_WILD
+        for a in legal:
+            suit_cards = plain & SUIT_BITS[a - SUIT_ACTION]
+            count = 0.0
+            while suit_cards:  # ties: the suit with more points to shed
+                low = suit_cards & -suit_cards
+                count += 1 + CARD_POINTS[(low.bit_length() - 1) >> 2] / 100
+                suit_cards ^= low
+            if count > best_count:
+                best, best_count = a, count
+        return best
+    if phase == CRANK:
+        plays = [a for a in legal if a < UNANNOUNCED]
+        return max(plays, key=lambda c: (c >> 2 == TWO, c))  # a 2 raises the count most
+    n = state.num_players
+    nxt = (seat + state.direction) % n
+    partnership = state.rules.partnership
+    next_is_partner = partnership and nxt == (seat + 2) % 4
+    next_about_out = state.hand_bits[nxt].bit_count() == 1 and not next_is_partner
+    seven_hits = state.rules.seven_target == "next" or n == 2
+    size = hand.bit_count()
+    best, best_key = legal[0], None
+    for a in legal:
+        if a >= UNANNOUNCED:
+            break  # plays come first, sorted; always announce
+        rank = a >> 2
+        value = float(CARD_POINTS[rank])
+        if (rank == EIGHT or rank == NINE) and size > 2:
+            value -= _WILD_PENALTY
+        same_suit = (hand & SUIT_BITS[a & 3]).bit_count() - 1
+        value += 2 * same_suit
+        if rank == SIX:
+            value += 5 * same_suit
+        if next_about_out:
+            if rank == SEVEN:
+                value += _HIT_BONUS[SEVEN] if seven_hits else 0
+            else:
+                value += _HIT_BONUS.get(rank, 0)
+        elif rank == TWO:
+            value += -40 if next_is_partner else 10
+        key = (value, -a)
+        if best_key is None or key > best_key:
+            best, best_key = a, key
+    return best
+
+
+class _SearchGame:
+    """The functions ``envs.search`` calls, in one object."""
+    name = "craits"
+    new_memory = staticmethod(new_memory)
+    view = staticmethod(view)
+    determinize = staticmethod(determinize)
+    is_terminal = staticmethod(is_terminal)
+    visible = staticmethod(visible)
+    private = staticmethod(private)
+    returns = staticmethod(returns)
+    heuristic_action = staticmethod(heuristic_action)
+
+
+SEARCH_GAME = _SearchGame()

@@ -1,0 +1,520 @@
+"""A seat's view of a Pairs Draft game, worlds sampled from it, and a fast rollout rule: the
+Pairs Draft side of the IS-MCTS search (``envs.search``).
+
+## The view
+
+``view(game, seat, memory)`` copies out of the engine only what the seat may know (as
+the env's observation, ``envs.pairs_draft.env``): the phase, the start player, picks and
+rounds done, the face-up and face-down cards of every seat, this round's plays, every
+hand's public size, and the seat's own cards, pack and discard. A simultaneous step's
+choices stay hidden until the step is done, so the view of a step under way is the view at
+its start (plus the seat's own choice, if it has made it).
+
+The engine keeps no history, but a seat with perfect memory knows more than the table
+shows: ``memory`` (a ``DraftMemory``, kept by the bot per seat and fed only from the
+seat's own views) records the pack the seat held at each of its picks and its own hand.
+From it the view gets:
+
+- ``passed``: the packs the seat passed in the last three picks, as it passed them (each
+  now at the seat 1, 2 or 3 places to the left, less the picks made from it since);
+- ``known_picks``: the cards known to be among the other three seats' picks: whenever the
+  seat saw a pack again, what left it since it passed it; at the end of the draft, what
+  it left in the packs that did not come back (the env's ``OTHERS_PICKS``);
+- ``own_picks``: the seat's 11 picks once the draft is over.
+
+With no memory (the bot joined mid-game, or the game came from ``from_position``) these
+are unknown (``None`` / empty) and the determinization treats those cards as unseen.
+
+## Determinization
+
+``determinize(view, rng, policy)``: every card not known to be somewhere is *unseen*
+(``DECK`` less the own cards, the own pack, the passed packs, the known picks and every
+card played). In the draft: each passed pack loses its (unknown) picks since, one to each
+seat it went through; packs the seat never saw are filled from the unseen cards; the other
+seats' picks are the known picks and unseen cards, shuffled among them; the rest is set
+aside. In the discard: the other seats' 11 cards are the known picks and unseen cards.
+In the rounds: the other seats' hands are drawn from what they picked less what they
+played (known picks first, made up from the unseen cards). The choices already made in the
+current simultaneous step by the seats before this one (a pick or a discard) are unknown:
+the world is built at the step's start and those seats choose again by ``policy``.
+
+## Rollout rule
+
+``heuristic_action(state, rng)`` is the heuristic bot's rule (``envs.pairs_draft.bot``)
+read directly off the engine of a sampled world, each seat judging from what it would see
+(its own cards, discard and the table): the same move as ``PairsDraftHeuristic`` makes
+from the seat's observation, about 17 µs a move. In the draft take a number not held yet,
+then copies, low numbers first; discard the card that adds least; in the rounds weigh
+each card's chance to pair or stay the lowest against the chance to end the highest.
+Rollouts that play as the heuristic players do were what made the search stronger than
+them (a simpler rule, "pair if possible, else the lowest", misjudged draft picks).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..aec import versus_others
+from .bot import FACE_UP_BASE, KEEP, PAIR_NOW, SET_GROWTH
+from .env import INSTANT_WIN_BONUS, REWARD_SCALE
+from .game import (_COPY_POINTS, _KIND_POINTS, DECK, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS,
+                   NUM_ROUNDS, Play, PairsDraftGame, score_counts, take_round)
+
+_ACTIONS = range(NUM_ACTIONS)
+DECK_COUNTS = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))
+_FORCED_BIT = 1 << (FORCED_VALUE - 1)
+# Draft values by copies already held (the heuristic bot's), less LOW_PREFERENCE per point.
+_SET_BONUS = (4.0, 2.0, 2.0, 2.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+_LOW_PREFERENCE = 0.5
+_DRAFT_VALUE = tuple(tuple(_SET_BONUS[held] - _LOW_PREFERENCE * (a + 1) for a in _ACTIONS) for held in range(12))
+
+
+def _sub(a, b) -> list[int]:
+    return [x - y for x, y in zip(a, b)]
+
+
+def _add(a, b) -> list[int]:
+    return [x + y for x, y in zip(a, b)]
+
+
+def _cards(counts) -> list[int]:
+    """Counts → a list of actions (number − 1), one per card."""
+    return [a for a in _ACTIONS for _ in range(counts[a])]
+
+
+def _counts(cards) -> list[int]:
+    out = [0] * NUM_ACTIONS
+    for a in cards:
+        out[a] += 1
+    return out
+
+
+# ---------------------------------------------------------------------------- memory
+class DraftMemory:
+    """What one seat saw of the draft: the pack it held and its own cards at each of its
+    picks from ``start`` on (consecutive), fed only from the seat's own views."""
+
+    def __init__(self):
+        self.start = None  # first pick recorded
+        self.packs: list[tuple] = []
+        self.hands: list[tuple] = []
+
+    def observe(self, phase: str, pick: int, hand: tuple, pack: tuple | None) -> None:
+        """Record the seat's own hand and pack at its pick ``pick`` (draft), or check that
+        the memory still fits the seat's cards (after the draft); a gap or a mismatch (a new
+        game) starts the memory afresh."""
+        if phase == "draft":
+            if self.start is not None and pick == self.start + len(self.packs) - 1 and \
+                    (hand, pack) == (self.hands[-1], self.packs[-1]):
+                return  # the same decision asked again
+            if self.start is not None and pick == self.start + len(self.packs) and self._took_one(hand):
+                self.packs.append(pack)
+                self.hands.append(hand)
+                return
+            self.start, self.packs, self.hands = pick, [pack], [hand]
+        elif self.complete() and not all(h <= p for h, p in zip(hand, self.own_picks())):
+            self.start, self.packs, self.hands = None, [], []
+
+    def _took_one(self, hand) -> bool:
+        diff = _sub(hand, self.hands[-1])
+        return sum(diff) == 1 and min(diff) == 0 and all(self.packs[-1][a] >= d for a, d in enumerate(diff))
+
+    def complete(self) -> bool:
+        """Whether the memory reaches the last pick (so the seat's own picks are known)."""
+        return self.start is not None and self.start + len(self.packs) == DRAFT_PICKS
+
+    def own_picks(self) -> list[int]:
+        return _add(self.hands[-1], self.packs[-1])  # the last pick takes the pack's last card
+
+    def _picked(self, i: int) -> list[int] | None:
+        """The seat's own pick at recorded pick ``start + i`` (counts), if known."""
+        if i + 1 < len(self.hands):
+            return _sub(self.hands[i + 1], self.hands[i])
+        if self.start + i == DRAFT_PICKS - 1:
+            return list(self.packs[i])
+        return None
+
+    def knowledge(self, pick: int) -> tuple[tuple, tuple]:
+        """``(passed, known_picks)`` at the start of pick ``pick`` (``DRAFT_PICKS`` once the
+        draft is over). ``passed``: ``((k, counts), ...)``, the packs now ``k`` seats to
+        the left as this seat passed them; ``known_picks``: the others' known picks."""
+        known = [0] * NUM_ACTIONS
+        passed = []
+        if self.start is None:
+            return (), tuple(known)
+        for i in range(len(self.packs)):
+            q = self.start + i
+            picked = self._picked(i)
+            if q >= pick or picked is None:
+                break
+            left = _sub(self.packs[i], picked)  # the pack as this seat passed it
+            back = q + NUM_PLAYERS  # when it comes back
+            if back < DRAFT_PICKS and back <= pick:
+                if i + NUM_PLAYERS < len(self.packs):  # seen again: the others took the difference
+                    known = _add(known, _sub(left, self.packs[i + NUM_PLAYERS]))
+            elif back >= DRAFT_PICKS and pick >= DRAFT_PICKS:
+                known = _add(known, left)  # never back: the others took all of it
+            else:
+                passed.append((pick - q, tuple(left)))
+        return tuple(passed), tuple(known)
+
+
+def new_memory() -> DraftMemory:
+    return DraftMemory()
+
+
+# ------------------------------------------------------------------------------ view
+@dataclass(frozen=True)
+class PairsView:
+    """What ``seat`` knows of a Pairs Draft game (counts are per number, index number − 1)."""
+    seat: int
+    phase: str
+    start_player: int
+    current_player: int
+    pick_index: int
+    round_index: int
+    rounds: int  # rounds in the game (10, or fewer from ``from_position``)
+    hand: tuple  # own cards: picks so far, the 11 until it discards, then the hand
+    pack: tuple | None  # own pack in the draft
+    discard: int | None  # own discard (a number), once made
+    face_up: tuple
+    face_down: tuple
+    trick: tuple  # this round's plays (Play), in order
+    hand_sizes: tuple  # public sizes, at the start of the current simultaneous step in draft and discard
+    set_aside_size: int
+    passed: tuple  # ((k, counts), ...): packs now k seats to the left, as this seat passed them
+    known_picks: tuple  # cards known to be among the other seats' picks
+    own_picks: tuple | None  # the seat's 11 picks, once the draft is over and remembered
+
+
+def view(game: PairsDraftGame, seat: int, memory: DraftMemory | None = None) -> PairsView:
+    """The seat's view: public fields, own cards, and what ``memory`` remembers (updated here
+    from this view's own fields only)."""
+    if not isinstance(game, PairsDraftGame):
+        raise ValueError(f"a Pairs Draft view needs a PairsDraftGame, not {type(game).__name__}")
+    if type(seat) is not int or not 0 <= seat < NUM_PLAYERS:
+        raise ValueError(f"seat {seat!r} is not a seat of Pairs Draft (0-{NUM_PLAYERS - 1})")
+    phase = game.phase
+    if phase == "over":
+        raise ValueError("the game is over: there is nothing to search")
+    hand = tuple(game.hand_counts(seat))
+    pack = tuple(game.pack_counts(seat)) if phase == "draft" else None
+    trick = tuple(game.current_trick()) if phase == "play" else ()
+    pick = game.pick_index
+    if phase == "draft":
+        sizes = (pick,) * NUM_PLAYERS
+    elif phase == "discard":
+        sizes = (DRAFT_PICKS,) * NUM_PLAYERS
+    else:
+        sizes = tuple(sum(game.hand_counts(s)) for s in range(NUM_PLAYERS))  # public in the rounds
+    own_size = sum(hand)
+    played_now = any(p.seat == seat for p in trick)
+    rounds = game.round_index + own_size + played_now if phase == "play" else NUM_ROUNDS
+    passed, known, own_picks = (), (0,) * NUM_ACTIONS, None
+    if memory is not None:
+        if phase != "draft" or game.current_player == seat:  # a pick already made this step shows in hand
+            memory.observe(phase, pick, hand, pack)
+        if memory.start is not None:
+            passed, known = memory.knowledge(pick if phase == "draft" else DRAFT_PICKS)
+            if memory.complete() and phase != "draft":
+                own_picks = tuple(memory.own_picks())
+    sizes = tuple(own_size if s == seat else n for s, n in enumerate(sizes))
+    return PairsView(
+        seat=seat, phase=phase, start_player=game.start_player, current_player=game.current_player,
+        pick_index=pick, round_index=game.round_index, rounds=rounds, hand=hand, pack=pack,
+        discard=game.discarded(seat), face_up=tuple(tuple(game.face_up_counts(s)) for s in range(NUM_PLAYERS)),
+        face_down=tuple(tuple(game.face_down_counts(s)) for s in range(NUM_PLAYERS)), trick=trick,
+        hand_sizes=sizes, set_aside_size=len(game.set_aside()), passed=passed, known_picks=known,
+        own_picks=own_picks)
+
+
+# --------------------------------------------------------------------- determinize
+def _take(pool: list[int], k: int) -> list[int]:
+    """``k`` cards (actions) drawn at random from ``pool`` (a list of actions, shuffled by
+    the caller): removed from its end."""
+    if not 0 <= k <= len(pool):
+        raise AssertionError(f"inconsistent view: {k} cards wanted from {len(pool)} unseen")
+    out = pool[len(pool) - k:]
+    del pool[len(pool) - k:]
+    return out
+
+
+def _played_counts(v: PairsView) -> list[int]:
+    played = [0] * NUM_ACTIONS
+    for counts in v.face_up + v.face_down:
+        played = _add(played, counts)
+    for play in v.trick:
+        played[play.number - 1] += 1
+    return played
+
+
+def _new_engine(v: PairsView, hands, packs, set_aside, discards, phase, current) -> PairsDraftGame:
+    g = PairsDraftGame.__new__(PairsDraftGame)
+    g._phase = phase
+    g._start_player = v.start_player
+    g._current = current
+    g._hands = hands
+    g._packs = packs
+    g._set_aside = set_aside
+    g._rounds = v.rounds
+    g._pick_index = v.pick_index
+    g._round_index = v.round_index
+    g._discards = discards
+    g._face_up = [list(c) for c in v.face_up]
+    g._face_down = [list(c) for c in v.face_down]
+    g._trick = list(v.trick)
+    played = paired = 0
+    for play in v.trick:
+        bit = _FORCED_BIT if play.forced else 1 << (play.number - 1)
+        if played & bit:
+            paired |= bit
+        else:
+            played |= bit
+    g._played, g._paired = played, paired
+    g._previous_trick = []
+    g._legal = None
+    return g
+
+
+def _catch_up(g: PairsDraftGame, seat: int, rng, policy) -> PairsDraftGame:
+    """Let the seats before ``seat`` in the current simultaneous step choose (hidden)."""
+    while g._current != seat:
+        g.apply(policy(g, rng))
+    return g
+
+
+def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
+    """A whole engine consistent with ``v`` (see the module docstring)."""
+    seat = v.seat
+    others = [(seat + k) % NUM_PLAYERS for k in range(1, NUM_PLAYERS)]
+    hands = [None] * NUM_PLAYERS
+    hands[seat] = list(v.hand)
+    known = list(v.known_picks)
+    if v.phase == "draft":
+        p = v.pick_index
+        located = _add(_add(v.hand, v.pack), known)
+        for _, counts in v.passed:
+            located = _add(located, counts)
+        pool = _cards(_sub(DECK_COUNTS, located))
+        rng.shuffle(pool)
+        picks = {s: [] for s in others}
+        packs = [None] * NUM_PLAYERS
+        packs[(seat - p) % NUM_PLAYERS] = list(v.pack)
+        passed = dict(v.passed)
+        for k in range(1, NUM_PLAYERS):
+            holder = (seat + k) % NUM_PLAYERS
+            if k in passed:  # it lost one card to each seat it went through since
+                cards = _cards(passed[k])
+                rng.shuffle(cards)
+                for j in range(1, k):
+                    picks[(seat + j) % NUM_PLAYERS].append(cards.pop())
+                packs[(holder - p) % NUM_PLAYERS] = _counts(cards)
+            else:
+                packs[(holder - p) % NUM_PLAYERS] = _counts(_take(pool, DRAFT_PICKS - p))
+        slots = sum(p - len(picks[s]) for s in others)
+        fill = _cards(known) + _take(pool, slots - sum(known))
+        rng.shuffle(fill)
+        for s in others:
+            need = p - len(picks[s])
+            picks[s] += fill[len(fill) - need:]
+            del fill[len(fill) - need:]
+            hands[s] = _counts(picks[s])
+        if len(pool) != v.set_aside_size:
+            raise AssertionError(f"inconsistent view: {len(pool)} cards left to set aside, not {v.set_aside_size}")
+        g = _new_engine(v, hands, packs, _counts(pool), [None] * NUM_PLAYERS, "draft", v.start_player)
+        return _catch_up(g, seat, rng, policy)
+    packs = [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)]
+    if v.phase == "discard":
+        if v.discard is not None:  # this seat has discarded: it acts again only in the rounds
+            raise AssertionError("a seat that has discarded is not to act in the discard step")
+        pool = _cards(_sub(_sub(DECK_COUNTS, v.hand), known))  # the hand is the seat's 11 picks
+        rng.shuffle(pool)
+        fill = _cards(known) + _take(pool, DRAFT_PICKS * len(others) - sum(known))
+        rng.shuffle(fill)
+        for i, s in enumerate(others):
+            hands[s] = _counts(fill[i * DRAFT_PICKS:(i + 1) * DRAFT_PICKS])
+        g = _new_engine(v, hands, packs, _counts(pool), [None] * NUM_PLAYERS, "discard", v.start_player)
+        return _catch_up(g, seat, rng, policy)
+    # the rounds
+    played = _played_counts(v)
+    opp_hand = sum(v.hand_sizes[s] for s in others)
+    if v.own_picks is not None and v.discard is not None:
+        own_played = _sub(_sub(v.own_picks, v.hand), _counts([v.discard - 1]))
+        opp_played = _sub(played, own_played)
+        extra = [max(x - k, 0) for x, k in zip(opp_played, known)]  # played, not among the known picks
+        still_known = [max(k - x, 0) for x, k in zip(opp_played, known)]
+        unseen = _sub(_sub(_sub(DECK_COUNTS, v.own_picks), known), extra)
+        pool = _cards(unseen)
+        rng.shuffle(pool)
+        opp_cards = opp_hand + len(others)  # their hands and discards
+        if not sum(still_known) <= opp_cards <= sum(still_known) + len(pool):
+            raise AssertionError("inconsistent view: the remembered picks do not fit the hands")
+        rest = _cards(still_known) + _take(pool, opp_cards - sum(still_known))
+    else:
+        unseen = _sub(_sub(DECK_COUNTS, v.hand), played)
+        if v.discard is not None:
+            unseen[v.discard - 1] -= 1
+        rest = _cards(unseen)
+    rng.shuffle(rest)
+    discards = [None] * NUM_PLAYERS
+    discards[seat] = v.discard
+    for s in others:
+        size = v.hand_sizes[s]
+        hands[s] = _counts(rest[len(rest) - size:])
+        del rest[len(rest) - size:]
+    if v.discard is not None:
+        for s in others:
+            discards[s] = rest.pop() + 1 if rest else None
+    return _new_engine(v, hands, packs, [0] * NUM_ACTIONS, discards, "play", v.current_player)
+
+
+# ------------------------------------------------------------------ search hooks
+def is_terminal(state: PairsDraftGame) -> bool:
+    return state._phase == "over"
+
+
+def visible(state: PairsDraftGame, searcher: int) -> bool:
+    """Whether the searcher sees the action about to be chosen: its own, and every play in
+    the rounds; the others' picks and discards are secret."""
+    return state._phase == "play" or state._current == searcher
+
+
+def private(state: PairsDraftGame, searcher: int):
+    """The searcher's private observation at its next decision: the pack it receives."""
+    if state._phase == "draft":
+        return tuple(state._packs[(searcher - state._pick_index) % NUM_PLAYERS])
+    return None
+
+
+def returns(state: PairsDraftGame) -> list[float]:
+    """The env's points reward: (own result − mean of the others') / 20."""
+    results = []
+    for seat in range(NUM_PLAYERS):
+        score = score_counts(state._face_up[seat], sum(state._face_down[seat]))
+        results.append(score.points + INSTANT_WIN_BONUS * score.instant_win)
+    return [gain / REWARD_SCALE for gain in versus_others(results)]
+
+
+def heuristic_action(state: PairsDraftGame, rng=None) -> int:
+    """A fast rule-of-thumb move on the engine (see the module docstring)."""
+    legal = state.legal_actions()
+    if len(legal) == 1:
+        return legal[0]
+    phase = state._phase
+    seat = state._current
+    own = state._hands[seat]
+    if phase == "draft":
+        return max(legal, key=lambda a: _DRAFT_VALUE[own[a]][a])
+    if phase == "discard":
+        return min(legal, key=lambda a: _DRAFT_VALUE[own[a] - 1][a])
+    return _play_choice(state, seat, legal)
+
+
+def _play_choice(state: PairsDraftGame, seat: int, legal) -> int:
+    """The heuristic bot's play rule (``envs.pairs_draft.bot``), read off the engine: each
+    card's face-up gain weighed by the chance it pairs or stays the lowest, against the
+    chance it ends the highest unpaired card, less what it is worth kept for later."""
+    hand = state._hands[seat]
+    trick = state._trick
+    played = [sum(column) for column in zip(*state._face_up, *state._face_down)]
+    for play in trick:
+        played[play.number - 1] += 1
+    unseen = [c - h - p for c, h, p in zip(DECK_COUNTS, hand, played)]  # from this seat's view
+    discard = state._discards[seat]
+    if discard is not None:
+        unseen[discard - 1] -= 1
+    unseen = [u if u > 0 else 0 for u in unseen]
+    below = [0] * (NUM_ACTIONS + 1)  # below[a]: unseen cards with numbers under a + 1
+    for a in _ACTIONS:
+        below[a + 1] = below[a] + unseen[a]
+    pool = below[NUM_ACTIONS] or 1
+    face_up = state._face_up[seat]
+    face_down = sum(state._face_down[seat])
+    kinds = copy_points = fives = 0
+    for copies in face_up:
+        if copies:
+            kinds += 1
+            if copies >= 5:
+                fives += 1
+            else:
+                copy_points += _COPY_POINTS[copies]
+    now = _result_of(kinds, copy_points, fives, face_down)
+    start = state._start_player
+    later_sizes = [sum(state._hands[(start + i) % NUM_PLAYERS]) for i in range(len(trick) + 1, NUM_PLAYERS)]
+    later = len(later_sizes)
+    paired_bits = state._paired
+    can_keep = sum(hand) > 1
+    forced = bool(paired_bits >> legal[0] & 1)  # legal numbers are all free, or all forced
+    forced_on_table = sum(play.forced for play in trick)
+    unpaired = [FORCED_VALUE if play.forced else play.number for play in trick
+                if (forced_on_table == 1 if play.forced else not paired_bits >> (play.number - 1) & 1)]
+    top, bottom = (max(unpaired), min(unpaired)) if unpaired else (0, 99)
+    has_pair = bool(paired_bits & ~_FORCED_BIT) or forced_on_table > 1
+    on_table = 0
+    for play in trick:
+        if not play.forced:
+            on_table |= 1 << (play.number - 1)
+    down_cost = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
+    best, best_value = legal[0], -math.inf
+    for a in legal:
+        n = a + 1
+        copies = face_up[a]  # one more face up: the points it adds
+        if copies == 0:
+            after = _result_of(kinds + 1, copy_points, fives, face_down)
+        elif copies + 1 >= 5:
+            after = _result_of(kinds, copy_points - _COPY_POINTS[copies] if copies < 5 else copy_points,
+                               fives + (copies < 5), face_down)
+        else:
+            after = _result_of(kinds, copy_points - _COPY_POINTS[copies] + _COPY_POINTS[copies + 1], fives, face_down)
+        gain = after - now + FACE_UP_BASE + SET_GROWTH * min(max(hand[a] - 1, 0), 2)
+        keep = KEEP * min(unseen[a], 3) / 3 * can_keep
+        if not later:  # last to play: the outcome of each card is known
+            up = down = 0
+            for taker, up_ in take_round(trick + [Play(seat, n, forced)]):
+                if taker == seat:
+                    if up_:
+                        up += 1
+                    else:
+                        down += 1
+            value = up * gain - down - keep
+        elif not forced and on_table >> a & 1 and not paired_bits >> a & 1:
+            value = gain + PAIR_NOW - keep  # pairs now: face up for sure
+        else:
+            number = FORCED_VALUE if forced else n
+            if forced:
+                p_pair = p_higher = 0.0
+            else:
+                miss = 1 - unseen[a] / pool
+                p_pair = 1.0 - math.prod(miss ** k for k in later_sizes)
+                p_higher = (below[NUM_ACTIONS] - below[n]) / pool  # one later card beats it
+            p_highest = (not unpaired or number > top) * (1 - p_higher) ** later
+            lowest_now = not has_pair and (not unpaired or number < bottom)
+            p_lowest = lowest_now * (1 - below[a] / pool) ** later
+            value = p_pair * gain + (1 - p_pair) * (p_lowest * gain - p_highest * down_cost) - keep
+        if value > best_value:
+            best, best_value = a, value
+    return best
+
+
+def _result_of(kinds: int, copy_points: int, fives: int, face_down: int) -> int:
+    """``score_counts`` from its parts (distinct numbers, copy points, numbers with 5+
+    copies), plus the instant-win bonus: the env's result."""
+    if kinds == NUM_ACTIONS:
+        return copy_points - face_down + INSTANT_WIN_BONUS
+    return copy_points + _KIND_POINTS[kinds] - face_down + INSTANT_WIN_BONUS * (fives > 0)
+
+
+class _SearchGame:
+    """The functions ``envs.search`` calls, in one object."""
+    name = "pairs_draft"
+    new_memory = staticmethod(new_memory)
+    view = staticmethod(view)
+    determinize = staticmethod(determinize)
+    is_terminal = staticmethod(is_terminal)
+    visible = staticmethod(visible)
+    private = staticmethod(private)
+    returns = staticmethod(returns)
+    heuristic_action = staticmethod(heuristic_action)
+
+
+SEARCH_GAME = _SearchGame()
