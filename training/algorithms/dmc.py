@@ -32,6 +32,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ..schema import Number, Section
+from .value_nets import epsilon_greedy, network_arrays, q_network
 
 ACTION_SELECTION = "masked_argmax"
 
@@ -80,23 +81,6 @@ def returns_to_go(rewards, gamma: float):
     return out
 
 
-def epsilon_greedy(q, masks, epsilon: float, rng):
-    """Per row: the masked argmax of ``q``, or with probability ``epsilon`` a uniformly random
-    legal action (the argmax of random keys over the legal ones)."""
-    import numpy as np
-    greedy = np.where(masks, q, -np.inf).argmax(1)
-    uniform = np.where(masks, rng.random(masks.shape), -1.0).argmax(1)
-    return np.where(rng.random(len(q)) < epsilon, uniform, greedy)
-
-
-def _network(a, obs_size: int, n_actions: int):
-    import torch.nn as nn
-    layers, sizes = [], [obs_size, *a.net_arch]
-    for i, o in zip(sizes, sizes[1:]):
-        layers += [nn.Linear(i, o), {"tanh": nn.Tanh, "relu": nn.ReLU}[a.activation]()]
-    return nn.Sequential(*layers, nn.Linear(sizes[-1], n_actions))
-
-
 class DMC:
     """The learner: an SB3-like model (``learn``, ``save``, ``num_timesteps``, ``logger``)."""
 
@@ -111,7 +95,8 @@ class DMC:
         self.device = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else
                                    "cpu" if device == "auto" else device)
         torch.manual_seed(self.seed)
-        self.q = _network(self.a, self.observation_space.shape[0], self.action_space.n).to(self.device)
+        self.q = q_network(self.observation_space.shape[0], self.a.net_arch, self.a.activation,
+                           self.action_space.n).to(self.device)
         if self.a.optimizer == "rmsprop":
             self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=self.a.learning_rate,
                                                  alpha=self.a.rmsprop_alpha, eps=self.a.optimizer_eps)
@@ -240,12 +225,4 @@ def load(path, venv, config):
 
 def policy_arrays(model) -> tuple[dict, str]:
     """The Q-network as numpy arrays (one action value per action), and its activation."""
-    import torch.nn as nn
-    linears = [m for m in model.q if isinstance(m, nn.Linear)]
-    arrays = {}
-    for i, layer in enumerate(linears[:-1]):
-        arrays[f"layer_{i}_weight"] = layer.weight.detach().cpu().numpy()
-        arrays[f"layer_{i}_bias"] = layer.bias.detach().cpu().numpy()
-    arrays["action_weight"] = linears[-1].weight.detach().cpu().numpy()
-    arrays["action_bias"] = linears[-1].bias.detach().cpu().numpy()
-    return arrays, model.a.activation
+    return network_arrays(model.q), model.a.activation

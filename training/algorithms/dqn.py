@@ -31,6 +31,7 @@ import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
 from ..schema import Number, Section
+from .value_nets import epsilon_greedy, network_arrays, q_network
 
 ACTION_SELECTION = "masked_argmax"
 LOG_EVERY = 10_000  # timesteps between the rows the logger writes (and one when learn() ends)
@@ -76,15 +77,6 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
     # the minibatch itself as numpy arrays and as tensors
     network = 4 * (5 * params + 2 * 3 * a.batch_size * (sum(sizes))) + 2 * a.batch_size * transition
     return {"network and optimizer": network, "replay buffer": a.buffer_size * transition}
-
-
-def q_network(obs_size: int, net_arch, activation: str, n_actions: int):
-    """The MLP obs -> net_arch (activation) -> one value per action."""
-    import torch.nn as nn
-    sizes, layers = [obs_size, *net_arch], []
-    for inputs, outputs in zip(sizes, sizes[1:]):
-        layers += [nn.Linear(inputs, outputs), {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]()]
-    return nn.Sequential(*layers, nn.Linear(sizes[-1], n_actions))
 
 
 class ReplayBuffer:
@@ -170,9 +162,7 @@ class DoubleDQN:
         import torch
         with torch.no_grad():
             q = self.q_net(torch.as_tensor(obs, device=self.device)).cpu().numpy()
-        greedy = np.where(masks, q, -np.inf).argmax(1)
-        drawn = np.where(masks, self.rng.random(masks.shape), -1.0).argmax(1)  # uniform over the legal ones
-        return np.where(self.rng.random(len(obs)) < epsilon, drawn, greedy)
+        return epsilon_greedy(q, masks, epsilon, self.rng)
 
     def targets(self, rewards, next_obs, next_masks, dones):
         """Double DQN targets: the online network picks the best legal next action, the target
@@ -279,12 +269,4 @@ def load(path, venv, config) -> DoubleDQN:
 
 def policy_arrays(model) -> tuple[dict, str]:
     """The online Q-network as numpy arrays (one value per action), and its activation."""
-    import torch.nn as nn
-    linears = [m for m in model.q_net if isinstance(m, nn.Linear)]
-    arrays = {}
-    for i, layer in enumerate(linears[:-1]):
-        arrays[f"layer_{i}_weight"] = layer.weight.detach().cpu().numpy()
-        arrays[f"layer_{i}_bias"] = layer.bias.detach().cpu().numpy()
-    arrays["action_weight"] = linears[-1].weight.detach().cpu().numpy()
-    arrays["action_bias"] = linears[-1].bias.detach().cpu().numpy()
-    return arrays, model.config.activation
+    return network_arrays(model.q_net), model.config.activation
