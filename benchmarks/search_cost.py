@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import random
 import sys
 import time
 

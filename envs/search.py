@@ -118,7 +118,7 @@ import math
 import random
 import time
 
-from .engine import shown
+from .engine import as_action, shown
 
 GAMES = {"craits": "envs.craits.view", "craits_v0": "envs.craits.view",
          "pairs_draft": "envs.pairs_draft.view", "pairs_draft_v0": "envs.pairs_draft.view"}
@@ -147,14 +147,17 @@ def random_action(state, rng: random.Random) -> int:
 
 
 def _seed_int(seed):
-    """``seed`` as something ``random.Random`` takes: None, an int, or a sequence of ints
-    (as the evaluator passes) folded into one int."""
-    if seed is None or (type(seed) is int):
-        return seed
-    if isinstance(seed, (list, tuple)) and all(type(s) is int for s in seed):
+    """``seed`` as something ``random.Random`` takes: None, an int (numpy's too), or a
+    sequence of ints (as the evaluator passes) folded into one int."""
+    if seed is None:
+        return None
+    number = as_action(seed)
+    if number is not None:
+        return number
+    if isinstance(seed, (list, tuple)) and seed and all(as_action(s) is not None for s in seed):
         value = 0x5EED
         for s in seed:
-            value = (value * 1_000_003 + s) & ((1 << 64) - 1)
+            value = (value * 1_000_003 + as_action(s)) & ((1 << 64) - 1)
         return value
     raise ValueError(f"IS-MCTS option seed={shown(seed)}: use an int, a list of ints or None")
 

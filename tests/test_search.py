@@ -472,6 +472,8 @@ def test_unknown_game_and_spec_parsing():
     with pytest.raises(ValueError, match="not an IS-MCTS spec"):
         ISMCTSBot.from_spec("mcts:simulations=3", "craits")
     assert check_options({})["simulations"] == 1000
+    assert ISMCTSBot("craits", seed=np.int64(4)).seed == 4  # numpy ints and the evaluator's seed lists
+    assert ISMCTSBot("craits", seed=[0, 3, 1, 2])._rng.random() == ISMCTSBot("craits", seed=(0, 3, 1, 2))._rng.random()
 
 
 # ----------------------------------------------------------- policies, determinism
@@ -560,3 +562,18 @@ def test_world_pool_and_time_limit():
     capped = ISMCTSBot("craits", simulations=5, max_time_ms=10_000, seed=1)
     capped.act_on(game, seat)
     assert sum(v for v, _ in capped.root_stats().values()) == 5
+
+
+def test_the_search_cost_benchmark_runs(capsys):
+    """``benchmarks/search_cost.py`` still runs (tiny budgets; its figures are not checked)."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).parent.parent / "benchmarks" / "search_cost.py"
+    spec = importlib.util.spec_from_file_location("search_cost", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--simulations", "4", "--moves", "1"])
+    module.main(["--strength", "craits", "--sets", "1", "--deals", "2", "--spec", "ismcts:simulations=3"])
+    module.main(["--strength", "pairs_draft", "--sets", "1", "--spec", "ismcts:simulations=2"])
+    out = capsys.readouterr().out
+    assert out.count("ms/move") == 1 and out.count("win share") >= 4

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..aec import versus_others
-from ..cards import FULL_DECK, RANK_BITS, SUIT_BITS, bits_to_cards
+from ..cards import FULL_DECK, SUIT_BITS, bits_to_cards
 from .game import (BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NAME_SUIT, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
                    UNANNOUNCED, WILD_BITS, CraitsGame, _points)
 from .rules import Rules
