@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.league import (LeagueError, bradley_terry, distinct_rotations, elo_from_wins, head_to_head, locked,
+from training.files import hold_folder
+from training.league import (LeagueError, bradley_terry, distinct_rotations, elo_from_wins, head_to_head,
                              main, openskill_ratings, pair_layouts, rate, run_league, schedule, side_ranks)
 
 CHECKPOINT = str(Path(__file__).parent.parent / "checkpoints" / "craits")
@@ -166,7 +167,7 @@ def test_a_folder_for_another_game_or_other_rules_is_refused(tmp_path):
     (other / "notes.txt").write_text("mine")
     with pytest.raises(LeagueError, match="not a league folder"):
         league(other, games=1)
-    with locked(out), pytest.raises(LeagueError, match="in use by another league"):
+    with hold_folder(out, "league"), pytest.raises(ValueError, match="in use by another league"):
         league(out, games=1)
 
 

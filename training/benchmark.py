@@ -77,13 +77,13 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
 from envs.engine import clipped, shown
 
+from .files import hold_folder, write_file
 from .config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, OpponentsConfig, VecConfig, check_resumable,
                      load_config, parse_yaml, yaml_problem)
 from .schema import Number, Section
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
 TIMES_FILE = "evaluation_times.jsonl"  # wall-clock of each periodic evaluation, written by the trial process
-LOCK_FILE = ".lock"
 CURVE_OPPONENT = "heuristic"  # the periodic evaluations' opponent the curves show
 LEAGUE_AGENTS = "agents.json"  # beside a league folder: which checkpoints its matches were played with
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
@@ -434,11 +434,6 @@ def trial_curve(run_dir: Path) -> list[dict]:
     return [points[step] for step in sorted(points)]
 
 
-def write_atomically(path: Path, text: str) -> None:
-    from .league import write_atomically as write
-    write(path, text.encode())
-
-
 def _trial_main(task: dict) -> None:
     """A trial's process: train (new, resumed, or nothing left), evaluate the final checkpoint
     against every reference, write result.json. Output goes to seed<k>.log beside its folder."""
@@ -501,7 +496,7 @@ def run_trial(task: dict) -> dict:
         "config": task["comparable"], "evaluation_settings": task["evaluation_settings"],
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
-    write_atomically(run_dir / RESULT_FILE, json.dumps(result, indent=2) + "\n")
+    write_file(run_dir / RESULT_FILE, json.dumps(result, indent=2) + "\n")
     print(f"trial {task['name']} finished: {steps} steps in {seconds:.1f} s")
     return result
 
@@ -585,12 +580,8 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
 
 
 def _remove_stale(trial: Trial) -> None:
-    from .train import lock_run_dir
-    lock = lock_run_dir(trial.dir)  # refuses if a training run holds it
-    try:
+    with hold_folder(trial.dir, "training run"):  # refuses if a training run holds it
         shutil.rmtree(trial.dir)
-    finally:
-        lock.close()
 
 
 # ---------------------------------------------------------------- leagues
@@ -626,7 +617,7 @@ def run_setting_league(bench: BenchmarkConfig, setting: str, trials: list[Trial]
     if folder.exists() and read_json(stamp) != record:
         shutil.rmtree(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(stamp, json.dumps(record, indent=2) + "\n")
+    write_file(stamp, json.dumps(record, indent=2) + "\n")
     with contextlib.chdir(out):
         result = run_league(Path("leagues") / setting, agents=list(agents) + refs, env_id=s.env, env_args=dict(s.args),
                             games=bench.league_games, seed=bench.league_seed, reference=refs[0],
@@ -883,8 +874,7 @@ def write_outputs(bench: BenchmarkConfig, out: Path, trials: list[Trial], result
             league = {**league, "references": [_reference_spec(ref) for ref in bench.references]}
         sections.append(setting_table(bench, setting, summaries[setting], league,
                                       game_spec(s.env).lower_score_wins))
-        from .league import write_atomically as write
-        write(out / "curves" / f"{setting}.png", curves_png(setting, mine, list(bench.algorithms)))
+        write_file(out / "curves" / f"{setting}.png", curves_png(setting, mine, list(bench.algorithms)))
     budget = bench.budget
     head = ["# Benchmark results", "",
             f"{len(bench.settings)} settings x {len(bench.algorithms)} algorithms x {len(bench.seeds)} seeds "
@@ -895,13 +885,13 @@ def write_outputs(bench: BenchmarkConfig, out: Path, trials: list[Trial], result
               f"(deal seeds from {bench.eval_seed}); leagues of {bench.league_games} duplicate sets per pairing. "
               f"Config: benchmark.yaml. Raw numbers: results.csv, results.json, curves.csv.", ""]
     markdown = "\n".join(head) + "\n" + "\n".join(sections)
-    write_atomically(out / "results.md", markdown)
-    write_atomically(out / "results.csv", results_csv(bench, results, leagues, out, trials))
-    write_atomically(out / "curves.csv", curves_csv(results))
+    write_file(out / "results.md", markdown)
+    write_file(out / "results.csv", results_csv(bench, results, leagues, out, trials))
+    write_file(out / "curves.csv", curves_csv(results))
     document = {"benchmark": _plain(bench.model_dump()), "timing": timing, "settings": {
         setting: {"summary": summaries[setting], "league": leagues.get(setting)} for setting in bench.settings},
         "trials": results}
-    write_atomically(out / "results.json", json.dumps(document, indent=1, default=_json_default) + "\n")
+    write_file(out / "results.json", json.dumps(document, indent=1, default=_json_default) + "\n")
     return markdown
 
 
@@ -914,23 +904,6 @@ def _json_default(value):
 
 
 # ---------------------------------------------------------------- the benchmark
-@contextlib.contextmanager
-def locked(out: Path):
-    import fcntl
-    with open(out / LOCK_FILE, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip()
-            raise BenchmarkError(f"{out} is in use by another benchmark{f' (process {holder})' if holder else ''}: "
-                                 "wait for it to end") from None
-        lock.truncate(0)
-        lock.write(f"{os.getpid()}\n")
-        lock.flush()
-        yield
-
-
 def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None, verbose: bool = True) -> dict:
     """Run (or continue) the benchmark in ``out`` (default ``bench.out``) and write its outputs;
     return ``{"markdown", "trials", "ran", "skipped", "timing", ...}``."""
@@ -943,9 +916,9 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
     bench = bench.model_copy(update={"out": str(out), "processes": processes})
     trials = plan_trials(bench, out)
     out.mkdir(parents=True, exist_ok=True)
-    with locked(out):
+    with hold_folder(out, "benchmark"):
         states = {t.name: trial_state(t, bench) for t in trials}
-        write_atomically(out / "benchmark.yaml", dump_benchmark(bench))
+        write_file(out / "benchmark.yaml", dump_benchmark(bench))
         pending = [(t, states[t.name]) for t in trials if states[t.name] != "finished"]
         for trial, state in pending:
             if state == "stale":  # killed before its first checkpoint: nothing to resume, it starts anew

@@ -73,8 +73,6 @@ were played in, so a league's ratings are reproducible.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import fcntl
 import hashlib
 import io
 import itertools
@@ -82,7 +80,6 @@ import json
 import math
 import multiprocessing
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,10 +90,12 @@ import yaml
 from .agents import make_agent, split_agents
 from .config import clipped, parse_yaml, shown, yaml_problem
 from .evaluate import play_game, rotated
+from . import files
+from .files import hold_folder, write_file
 from .games import EnvHandle, parse_env_args
 
 FORMAT_VERSION = 1
-LEAGUE_FILE, LOG_FILE, LOCK_FILE = "league.json", "matches.jsonl", ".lock"
+LEAGUE_FILE, LOG_FILE = "league.json", "matches.jsonl"
 OUTPUT_FILES = ("ratings.md", "ratings.csv", "win_share.csv", "win_share.png")
 DEFAULT_GAMES, DEFAULT_REFERENCE = 50, "random"
 REFERENCE_MU, REFERENCE_ELO = 25.0, 0.0
@@ -204,24 +203,6 @@ def play_matches(env, matches: list[Match], processes: int):
 
 
 # ---------------------------------------------------------------- the folder
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` by a file holding ``data``: written beside it, flushed, then renamed."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o644 & ~_UMASK)  # mkstemp makes 0600; the outputs are for reading
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
 
 
 def _canonical(value):
@@ -233,7 +214,7 @@ def read_league(out: Path) -> dict | None:
     things is refused."""
     file = out / LEAGUE_FILE
     if not file.exists():
-        if out.exists() and (not out.is_dir() or any(p.name != LOCK_FILE for p in out.iterdir())):
+        if out.exists() and (not out.is_dir() or any(p.name != files.LOCK_FILE for p in out.iterdir())):
             raise LeagueError(f"{out} is not a league folder (no {LEAGUE_FILE}) and not empty: "
                               "give a new or empty folder")
         return None
@@ -265,23 +246,6 @@ def league_differences(league: dict, env) -> list[str]:
             name = lambda args: repr(args[key]) if key in args else "not given"  # noqa: E731
             problems.append(f"argument {key}: {name(there)} there but {name(here)} here")
     return problems
-
-
-@contextlib.contextmanager
-def locked(out: Path):
-    """Hold ``out`` for this process (an ``flock``: a killed process frees it)."""
-    with open(out / LOCK_FILE, "a+") as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            lock.seek(0)
-            holder = lock.read().strip()
-            raise LeagueError(f"{out} is in use by another league{f' (process {holder})' if holder else ''}: "
-                              "wait for it to end") from None
-        lock.truncate(0)
-        lock.write(f"{os.getpid()}\n")
-        lock.flush()
-        yield
 
 
 def read_log(path: Path) -> tuple[dict, list[str]]:
@@ -323,7 +287,7 @@ def read_log(path: Path) -> tuple[dict, list[str]]:
     if repeated:
         notes.append(f"{repeated} repeated game(s)")
     if notes:
-        write_atomically(path, b"".join(raw + b"\n" for raw in kept))
+        write_file(path, b"".join(raw + b"\n" for raw in kept))
     return finished, notes
 
 
@@ -555,10 +519,10 @@ def heatmap_png(result: dict, title: str) -> bytes:
 
 def write_outputs(out: Path, result: dict, league: dict, bootstrap: int) -> str:
     markdown = format_markdown(result, league, bootstrap)
-    write_atomically(out / "ratings.md", markdown.encode())
-    write_atomically(out / "ratings.csv", format_csv(result).encode())
-    write_atomically(out / "win_share.csv", format_matrix_csv(result).encode())
-    write_atomically(out / "win_share.png", heatmap_png(result, f"{league['env_id']}: win share, row vs column"))
+    write_file(out / "ratings.md", markdown.encode())
+    write_file(out / "ratings.csv", format_csv(result).encode())
+    write_file(out / "win_share.csv", format_matrix_csv(result).encode())
+    write_file(out / "win_share.png", heatmap_png(result, f"{league['env_id']}: win share, row vs column"))
     return markdown
 
 
@@ -619,9 +583,9 @@ def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=No
         "agents": names, "reference": reference,
     }
     out.mkdir(parents=True, exist_ok=True)
-    with locked(out):
+    with hold_folder(out, "league"):
         if settings != league:
-            write_atomically(out / LEAGUE_FILE, (json.dumps(settings, indent=2) + "\n").encode())
+            write_file(out / LEAGUE_FILE, (json.dumps(settings, indent=2) + "\n").encode())
         log = out / LOG_FILE
         finished, notes = read_log(log)
         if notes:

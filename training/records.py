@@ -20,12 +20,11 @@ is followed by the next, as ``training.evaluate.play_game`` plays it.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from envs.engine import IllegalActionError, clipped, shown
 
+from .files import write_file
 from .games import EnvHandle
 
 RECORD_FORMAT = "deckgym-game-record"
@@ -56,18 +55,8 @@ def record_text(header: dict, moves: list[dict], result: dict) -> str:
 
 
 def write_record(path, header: dict, moves: list[dict], result: dict) -> Path:
-    """Write a record atomically (a temporary file renamed into place)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(record_text(header, moves, result))
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+    """Write a record atomically."""
+    return write_file(path, record_text(header, moves, result))
 
 
 class Recorder:

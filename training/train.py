@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import functools
 import os
 import shutil
@@ -32,11 +31,11 @@ from pathlib import Path
 
 from .algorithms import algorithm
 from .checkpoint import clean_leftovers, read_meta
+from .files import FolderInUse, hold_folder
 from .config import Config, ConfigError, check_resumable, dump_config, load_config
 from .games import EnvHandle
 
 CONFIG_FILE = "config.yaml"
-LOCK_FILE = ".lock"
 
 
 def learner_table(config: Config, env, run_dir: Path, rank: int):
@@ -85,24 +84,6 @@ def fresh_run_dir(base: Path) -> Path:
             k += 1
 
 
-def lock_run_dir(run_dir: Path):
-    """Hold ``run_dir`` for this process until the returned file is closed. An ``flock``: the
-    system releases it when the process ends, even killed, so no stale lock blocks a resume."""
-    lock = open(run_dir / LOCK_FILE, "a+")  # "a+": opening must not wipe the holder's pid
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.seek(0)
-        holder = lock.read().strip()
-        lock.close()
-        raise ConfigError(f"{run_dir} is in use by another training run{f' (process {holder})' if holder else ''}: "
-                          f"wait for it to end, or train into another folder (--set output.name=...)") from None
-    lock.truncate(0)
-    lock.write(f"{os.getpid()}\n")
-    lock.flush()
-    return lock
-
-
 @contextlib.contextmanager
 def claim_run(run_dir: Path, fresh: bool):
     """Hold a run folder for this process alone while the block runs, and yield it: with
@@ -115,16 +96,17 @@ def claim_run(run_dir: Path, fresh: bool):
         run_dir = fresh_run_dir(run_dir)
     elif not (run_dir / CONFIG_FILE).is_file():  # checked before a lock file is made in it
         raise ConfigError(f"{run_dir} is not a run that can be resumed (it has no {CONFIG_FILE})")
-    lock = lock_run_dir(run_dir)
     try:
-        clean_leftovers(run_dir)
-        yield run_dir
+        with hold_folder(run_dir, "training run", "wait for it to end, or train into another folder "
+                                                  "(--set output.name=...)"):
+            clean_leftovers(run_dir)
+            yield run_dir
+    except FolderInUse as exc:
+        raise ConfigError(str(exc)) from None
     except BaseException:
         if fresh and not (run_dir / "checkpoint" / "model.zip").is_file():
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    finally:
-        lock.close()
 
 
 def describe_plan(config: Config, env, run_dir: Path, start: int, then: str = "") -> str:

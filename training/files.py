@@ -1,0 +1,55 @@
+"""Files every long job writes: a folder held by one process at a time, and files replaced
+atomically, so a second run never mixes in and a kill never leaves half a file."""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from pathlib import Path
+
+LOCK_FILE = ".lock"
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
+class FolderInUse(ValueError):
+    """Another process holds the folder."""
+
+
+@contextlib.contextmanager
+def hold_folder(folder, what: str, hint: str = "wait for it to end"):
+    """Hold ``folder`` for this process while the block runs: an ``flock`` on its ``.lock``
+    (which names the holder's process id), so a killed process frees it at once. A second
+    holder gets ``FolderInUse`` naming the folder, ``what`` holds it and ``hint``."""
+    with open(Path(folder) / LOCK_FILE, "a+") as lock:  # "a+": opening must not wipe the holder's pid
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            holder = lock.read().strip()
+            raise FolderInUse(f"{folder} is in use by another {what}{f' (process {holder})' if holder else ''}: "
+                              f"{hint}") from None
+        lock.truncate(0)
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        yield
+
+
+def write_file(path, data: bytes | str) -> Path:
+    """Replace ``path`` by a file holding ``data``: written beside it, flushed, then renamed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_UMASK)  # mkstemp makes 0600: these files are for reading
+            f.write(data.encode() if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
