@@ -79,7 +79,7 @@ from envs.engine import clipped, shown
 
 from .files import hold_folder, write_file
 from .config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, OpponentsConfig, VecConfig, check_resumable,
-                     load_config, parse_yaml, yaml_problem)
+                     load_config, parse_yaml, set_override)
 from .schema import Number, Section
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
@@ -213,20 +213,6 @@ def _problems(exc: ValidationError) -> list[str]:
     return lines[:10] + ([f"and {len(lines) - 10} more problems"] if len(lines) > 10 else [])
 
 
-def _set(data: dict, dotted: str, raw: str) -> None:
-    keys = dotted.split(".")
-    node = data
-    for key in keys[:-1]:
-        node = node.setdefault(key, {})
-        if not isinstance(node, dict):
-            raise BenchmarkError(f"--set {clipped(dotted)}: {shown(key)} is not a section")
-    try:
-        node[keys[-1]] = parse_yaml(raw, f"--set {clipped(dotted)}", at=dotted)
-    except yaml.YAMLError as exc:
-        raise BenchmarkError(f"--set {clipped(dotted)}={clipped(raw)}: not a valid YAML value "
-                             f"({yaml_problem(exc)})") from None
-
-
 def load_benchmark(path=None, overrides: list[str] | None = None, data: dict | None = None) -> BenchmarkConfig:
     """A validated ``BenchmarkConfig`` from a YAML file (or a dict), with ``key.path=value``
     overrides. The trials' training configs are built and checked by ``plan_trials``."""
@@ -245,7 +231,7 @@ def load_benchmark(path=None, overrides: list[str] | None = None, data: dict | N
         key, sep, raw = item.partition("=")
         if not sep:
             raise BenchmarkError(f"--set expects key.path=value, got {shown(item)}")
-        _set(data, key.strip(), raw)
+        set_override(data, key.strip(), raw, BenchmarkError)
     try:
         return BenchmarkConfig.model_validate(data)
     except ValidationError as exc:

@@ -272,18 +272,19 @@ def _problems(exc: ValidationError) -> list[str]:
 
 
 # ---------------------------------------------------------------- loading
-def _set(data: dict, dotted: str, raw: str) -> None:
+def set_override(data: dict, dotted: str, raw: str, error=ConfigError) -> None:
+    """``--set key.path=value``: the YAML ``value`` put at ``key.path`` of ``data``; a bad one
+    raises ``error`` naming it."""
     keys = dotted.split(".")
     node = data
     for key in keys[:-1]:
         node = node.setdefault(key, {})
         if not isinstance(node, dict):
-            raise ConfigError(f"--set {clipped(dotted)}: {shown(key)} is not a section")
+            raise error(f"--set {clipped(dotted)}: {shown(key)} is not a section")
     try:
         node[keys[-1]] = parse_yaml(raw, f"--set {clipped(dotted)}", at=dotted)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"--set {clipped(dotted)}={clipped(raw)}: not a valid YAML value "
-                          f"({yaml_problem(exc)})") from None
+        raise error(f"--set {clipped(dotted)}={clipped(raw)}: not a valid YAML value ({yaml_problem(exc)})") from None
 
 
 def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None) -> Config:
@@ -302,7 +303,7 @@ def load_config(path=None, overrides: list[str] | None = None, data: dict | None
         key, sep, raw = item.partition("=")
         if not sep:
             raise ConfigError(f"--set expects key.path=value, got {shown(item)}")
-        _set(data, key.strip(), raw)
+        set_override(data, key.strip(), raw)
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
