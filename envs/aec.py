@@ -215,6 +215,13 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             raise AttributeError("last() cannot be called before reset")
         return self.env.last(observe)
 
+    def step(self, action) -> None:
+        if self._has_reset and self.env.agents:  # the usual case in one test, then straight to the env
+            self._has_updated = True
+            self.env.step(action)
+        else:  # PettingZoo's errors and warnings
+            super().step(action)
+
 
 def wrap(raw):
     """The classic order checks. Out-of-range and illegal actions are handled by the raw env
