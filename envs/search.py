@@ -2,8 +2,9 @@
 
 The algorithm of Cowling, Powley & Whitehouse (2012), "Information Set Monte Carlo Tree
 Search", with the parameters of OpenSpiel's ``algorithms/ismcts``. It is game-independent:
-a game plugs in through a *search game* (``envs.craits.view.SEARCH_GAME``,
-``envs.pairs_draft.view.SEARCH_GAME``) that builds a seat's view and samples worlds from it.
+a game plugs in through its *search game*, the module ``envs.<game>.view``, whose functions
+build a seat's view and sample worlds from it (``new_memory``, ``view``, ``determinize``,
+``is_terminal``, ``visible``, ``private``, ``returns``, ``heuristic_action``).
 
 ```python
 from envs.search import ISMCTSBot
@@ -117,9 +118,12 @@ import itertools
 import math
 import random
 import time
+import types
 
 from .engine import as_action, shown
 
+SEARCH_FUNCTIONS = ("new_memory", "view", "determinize", "is_terminal", "visible", "private", "returns",
+                    "heuristic_action")
 GAMES = {"craits": "envs.craits.view", "craits_v0": "envs.craits.view",
          "pairs_draft": "envs.pairs_draft.view", "pairs_draft_v0": "envs.pairs_draft.view"}
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
@@ -135,10 +139,12 @@ MAX_ROLLOUT_MOVES = 2000  # a safety net: a Craits deal can cycle through reshuf
 
 
 def search_game(name: str):
-    """The search game (view builder, determinizer, rollout rule) of a game name."""
+    """The search game (the view module: view builder, determinizer, rollout rule) of a game name."""
     if name not in GAMES:
         raise ValueError(f"unknown game {shown(name)} for IS-MCTS: choose one of {', '.join(GAMES)}")
-    return importlib.import_module(GAMES[name]).SEARCH_GAME
+    module = importlib.import_module(GAMES[name])
+    # Its functions, not the module: a bot is copied and pickled (workers), a module is not.
+    return types.SimpleNamespace(**{f: getattr(module, f) for f in SEARCH_FUNCTIONS})
 
 
 def random_action(state, rng: random.Random) -> int:

@@ -250,19 +250,3 @@ def heuristic_action(state: CraitsGame, rng=None) -> int:
         if best_key is None or key > best_key:
             best, best_key = a, key
     return best
-
-
-class _SearchGame:
-    """The functions ``envs.search`` calls, in one object."""
-    name = "craits"
-    new_memory = staticmethod(new_memory)
-    view = staticmethod(view)
-    determinize = staticmethod(determinize)
-    is_terminal = staticmethod(is_terminal)
-    visible = staticmethod(visible)
-    private = staticmethod(private)
-    returns = staticmethod(returns)
-    heuristic_action = staticmethod(heuristic_action)
-
-
-SEARCH_GAME = _SearchGame()

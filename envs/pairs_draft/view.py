@@ -502,19 +502,3 @@ def _result_of(kinds: int, copy_points: int, fives: int, face_down: int) -> int:
     if kinds == NUM_ACTIONS:
         return copy_points - face_down + INSTANT_WIN_BONUS
     return copy_points + _KIND_POINTS[kinds] - face_down + INSTANT_WIN_BONUS * (fives > 0)
-
-
-class _SearchGame:
-    """The functions ``envs.search`` calls, in one object."""
-    name = "pairs_draft"
-    new_memory = staticmethod(new_memory)
-    view = staticmethod(view)
-    determinize = staticmethod(determinize)
-    is_terminal = staticmethod(is_terminal)
-    visible = staticmethod(visible)
-    private = staticmethod(private)
-    returns = staticmethod(returns)
-    heuristic_action = staticmethod(heuristic_action)
-
-
-SEARCH_GAME = _SearchGame()
