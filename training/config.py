@@ -91,7 +91,7 @@ class TrainingConfig(Section):
 
 
 class VecConfig(Section):
-    n_envs: int = Field(4, gt=0)
+    n_envs: int = Field(32, gt=0)  # games in lockstep: large batches amortise the policy's forward pass
     workers: int = Field(1, gt=0)  # processes that play the games (1: the trainer's own); results alike
 
 

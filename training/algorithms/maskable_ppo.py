@@ -15,7 +15,7 @@ class Config(Section):
     net_arch: list[Annotated[int, Field(gt=0)]] = [128, 128]
     activation: Literal["tanh", "relu"] = "tanh"
     learning_rate: Number = Field(3e-4, gt=0, le=1)
-    n_steps: int = Field(512, gt=0)  # per env, per rollout
+    n_steps: int = Field(64, gt=0)  # per env, per rollout (x vec.n_envs: 2048 by default)
     batch_size: int = Field(256, ge=2)  # at most one rollout: see Config
     n_epochs: int = Field(4, gt=0)
     gamma: Number = Field(0.99, ge=0, le=1)
