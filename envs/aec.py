@@ -215,12 +215,37 @@ class OrderEnforcing(wrappers.OrderEnforcingWrapper):
             raise AttributeError("last() cannot be called before reset")
         return self.env.last(observe)
 
+    def agent_iter(self, max_iter: int = 2**63):
+        if not self._has_reset:
+            return super().agent_iter(max_iter)  # PettingZoo's error
+        return _AgentIterator(self, max_iter)
+
     def step(self, action) -> None:
         if self._has_reset and self.env.agents:  # the usual case in one test, then straight to the env
             self._has_updated = True
             self.env.step(action)
         else:  # PettingZoo's errors and warnings
             super().step(action)
+
+
+class _AgentIterator:
+    """PettingZoo's order-enforcing ``agent_iter`` (a step or reset between two agents),
+    reading the raw env directly instead of through the wrapper's forwarding."""
+
+    def __init__(self, wrapper: OrderEnforcing, max_iter: int):
+        self.wrapper, self.raw, self.left = wrapper, wrapper.env, max_iter
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self.raw.agents or self.left <= 0:
+            raise StopIteration
+        self.left -= 1
+        if not self.wrapper._has_updated:
+            raise AssertionError("need to call step() or reset() in a loop over `agent_iter`")
+        self.wrapper._has_updated = False
+        return self.raw.agent_selection
 
 
 def wrap(raw):
