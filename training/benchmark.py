@@ -79,7 +79,7 @@ from envs.engine import clipped, shown
 
 from .files import hold_folder, write_file
 from .config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, OpponentsConfig, VecConfig, check_resumable,
-                     load_config, parse_yaml, set_override)
+                     load_config, parse_yaml, schema_problems, set_override)
 from .schema import Number, Section
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
@@ -186,33 +186,6 @@ def _where(loc) -> tuple[str, Any]:
     return path, node
 
 
-def _problems(exc: ValidationError) -> list[str]:
-    unknown, says, got = [], {}, {}
-    for error in exc.errors():
-        kind, ctx, value = error["type"], error.get("ctx", {}), error["input"]
-        path = _where(error["loc"])[0]
-        if kind == "extra_forbidden":
-            parent = _where(error["loc"][:-1])[1]
-            allowed = ", ".join(parent.model_fields) if isinstance(parent, type) else "none"
-            unknown.append(f"unknown benchmark config key {shown(path)}: allowed keys here are {allowed}")
-            continue
-        if kind == "missing":
-            says[path], got[path] = "is required", None
-            continue
-        if kind in ("model_type", "model_attributes_type", "dict_type"):
-            text = "must be a mapping of keys"
-        elif kind == "value_error":
-            text = str(ctx["error"])
-        else:
-            text = error["msg"].replace("Input should be", "must be", 1)
-        says[path] = f"{says[path]} or {text.removeprefix('must be ')}" if path in says else text
-        got.setdefault(path, value)
-    lines = unknown + [f"benchmark config key {shown(path)} {text}" + ("" if text == "is required"
-                                                                        else f", got {shown(got[path])}")
-                       for path, text in says.items()]
-    return lines[:10] + ([f"and {len(lines) - 10} more problems"] if len(lines) > 10 else [])
-
-
 def load_benchmark(path=None, overrides: list[str] | None = None, data: dict | None = None) -> BenchmarkConfig:
     """A validated ``BenchmarkConfig`` from a YAML file (or a dict), with ``key.path=value``
     overrides. The trials' training configs are built and checked by ``plan_trials``."""
@@ -235,7 +208,7 @@ def load_benchmark(path=None, overrides: list[str] | None = None, data: dict | N
     try:
         return BenchmarkConfig.model_validate(data)
     except ValidationError as exc:
-        raise BenchmarkError("\n".join(_problems(exc))) from None
+        raise BenchmarkError("\n".join(schema_problems(exc, _where, "benchmark config"))) from None
 
 
 def dump_benchmark(config: BenchmarkConfig) -> str:

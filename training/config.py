@@ -243,17 +243,22 @@ def _section(annotation):
     return annotation if isinstance(annotation, type) and issubclass(annotation, Section) else None
 
 
-def _problems(exc: ValidationError) -> list[str]:
-    """One line per problem, in the config's words."""
+def schema_problems(exc: ValidationError, where=None, what: str = "config") -> list[str]:
+    """One line per problem of a pydantic ``exc``, in the project's words: ``where(loc)`` turns
+    an error's location into (key path, the section it ends in); ``what`` names the file kind."""
+    where = where or _where
     unknown, says, got = [], {}, {}  # says: key path -> what must hold; got: its value
     for error in exc.errors():
         kind, ctx, value = error["type"], error.get("ctx", {}), error["input"]
-        path = _where(error["loc"])[0]
+        path = where(error["loc"])[0]
         if kind == "extra_forbidden":
-            allowed = ", ".join(_where(error["loc"][:-1])[1].model_fields)
-            unknown.append(f"unknown config key {shown(path)}: allowed keys here are {allowed}")
+            parent = where(error["loc"][:-1])[1]
+            allowed = ", ".join(parent.model_fields) if isinstance(parent, type) else "none"
+            unknown.append(f"unknown {what} key {shown(path)}: allowed keys here are {allowed}")
             continue
-        if kind == "union_tag_invalid":  # an algorithm's name
+        if kind == "missing":
+            text, value = "is required", None
+        elif kind == "union_tag_invalid":  # an algorithm's name
             path, value, text = f"{path}.name", ctx["tag"], f"must be one of {ctx['expected_tags']}"
         elif kind in ("model_type", "model_attributes_type", "dict_type"):
             text = "must be a mapping of keys"
@@ -264,7 +269,8 @@ def _problems(exc: ValidationError) -> list[str]:
         # A value no member of a union takes fails once per member: one line says what each takes.
         says[path] = f"{says[path]} or {text.removeprefix('must be ')}" if path in says else text
         got.setdefault(path, value)
-    lines = unknown + [f"config key {shown(path)} {text}, got {shown(got[path])}" if path else text
+    lines = unknown + [(f"{what} key {shown(path)} {text}" + ("" if text == "is required" else
+                                                             f", got {shown(got[path])}")) if path else text
                        for path, text in says.items()]
     if len(lines) > MAX_PROBLEMS:
         lines[MAX_PROBLEMS:] = [f"and {len(lines) - MAX_PROBLEMS} more problems"]
@@ -307,7 +313,7 @@ def load_config(path=None, overrides: list[str] | None = None, data: dict | None
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n".join(_problems(exc))) from None
+        raise ConfigError("\n".join(schema_problems(exc))) from None
 
 
 def check_resumable(saved: Config, wanted: Config) -> None:
