@@ -7,12 +7,11 @@ import pettingzoo
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-import envs
 from envs import craits_v0
 from envs.craits import CraitsGame, Rules
 from envs.craits.env import HAND, OBS_SIZE, PHASE
 from envs.craits.game import BLIND_SUIT
-from helpers import check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
+from helpers import check_golden, observation_playthrough, playthrough, run_env_episode
 
 CONFIGS = [
     dict(num_players=2),

@@ -13,7 +13,7 @@ from onnx import TensorProto, numpy_helper
 
 from training import export as ex
 from training import train as train_module
-from training.agents import PolicyAgent, checked_act
+from training.agents import PolicyAgent
 from training.checkpoint import CheckpointError, save_checkpoint
 from training.games import EnvHandle
 

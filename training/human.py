@@ -23,8 +23,7 @@ from __future__ import annotations
 import sys
 
 from envs.cards import SUITS, bits_to_cards, card_to_text
-from envs.craits.game import (ACE, BLIND_SUIT, CRANK, DRAW, EXTRA_TURN, FOUR, NAME_SUIT, SIX, SUIT_ACTION, TEN,
-                              TWO, UNANNOUNCED, CraitsGame)
+from envs.craits.game import BLIND_SUIT, CRANK, DRAW, EXTRA_TURN, NAME_SUIT, SUIT_ACTION, UNANNOUNCED, CraitsGame
 from envs.pairs_draft.game import DECK, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_ROUNDS, PairsDraftGame
 
 SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
@@ -341,56 +340,9 @@ class Narrator:
                 "hands": cards, "points": list(points), "totals": game.scores()}
 
     def _craits_move(self, game: CraitsGame, move, events, hands) -> str:
-        """One move in words with what its power did (the engine's render, from the viewer's side)."""
-        seat, action, crank_before, upcard = move
-        effects = []
-        name = seat_name(seat, self.viewer)
-        if upcard:
-            text = f"upcard {card_to_text(action)} (the dealer's play)"
-        elif action >= SUIT_ACTION:
-            text = f"{name} names {SUITS[action - SUIT_ACTION]}"
-        elif action == DRAW:
-            text = f"{name} " + ("takes the crank" if crank_before else "cannot play")
-        else:
-            text = f"{name} plays {card_to_text(action % UNANNOUNCED)}" + (" without announcing"
-                                                                            if action >= UNANNOUNCED else "")
-        if upcard or action < DRAW:
-            card = action % UNANNOUNCED
-            rank, out = card >> 2, not upcard and not hands[seat]
-            if out:
-                effects.append("goes out")
-            elif not upcard and hands[seat].bit_count() == 1 and action < UNANNOUNCED:
-                effects.append("last card!")
-            if rank in (ACE, TWO) and crank_before:
-                effects.append("the crank goes on")
-            elif rank == TWO:
-                effects.append("starts a crank")
-            elif out:
-                pass
-            elif rank == FOUR:
-                effects.append("plays again" if game.num_players == 2 else "skips the next player")
-            elif rank == SIX:
-                effects.append("plays again")
-            elif rank == TEN and game.num_players > 2:
-                effects.append("reverses the direction")
-        draws: dict[int, list[int]] = {}
-        mover = None if upcard else seat
-        for event in events:
-            if event[0] == "draw" and event[2]:
-                draws.setdefault(event[2], []).append(event[1])
-            elif event[0] == "pressure":
-                who = "" if event[1] == mover else f"seat {event[1]} "
-                effects.append(f"{who}takes a pressure ({event[2]} points)")
-            elif event[0] == "lost_turn":
-                effects.append(f"seat {event[1]} loses this turn (missed announcement)")
-        for count, seats in draws.items():
-            if seats == [mover]:
-                effects.append(f"draws {count}")
-            else:
-                effects.append(f"{_names(seats)} draw{'s' if len(seats) == 1 else ''} {count}")
-        if action == DRAW and not upcard and not any(e[0] == "pressure" or (e[0] == "draw" and e[2]) for e in events):
-            effects.append("nothing to draw")
-        return text + (": " + ", ".join(effects) if effects else "")
+        """One move in words with what its power did: the engine's own text, seats named from
+        the viewer's side."""
+        return game.describe_move(move, events, hands, name=lambda seat: seat_name(seat, self.viewer))
 
     # Pairs Draft -------------------------------------------------------------------
     def _pairs_after(self, game: PairsDraftGame, token: dict) -> list[dict]:

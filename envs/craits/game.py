@@ -425,7 +425,7 @@ class CraitsGame(GameEngine):
         if self.rules.partnership:
             lines.append(self._render_sides())
         if self.last_move is not None:
-            lines.append("last: " + self._describe(self.last_move, self.events, self.hand_bits))
+            lines.append("last: " + self.describe_move(self.last_move, self.events, self.hand_bits))
         lines.append(self._prompt())
         return "\n".join(lines)
 
@@ -456,7 +456,7 @@ class CraitsGame(GameEngine):
         reason = (f"seat{'s' if len(out) > 1 else ''} {', '.join(map(str, out))} went out"
                   if deal["reason"] == "out" else reasons[deal["reason"]])
         lines = [f"deal {deal['deal_index'] + 1}/{len(self.rules.deals)} is over: {reason}",
-                 "last: " + self._describe(deal["last_move"], deal["events"], hands)]
+                 "last: " + self.describe_move(deal["last_move"], deal["events"], hands)]
         for seat, (bits, p) in enumerate(zip(hands, points)):
             cards = " ".join(card_to_text(c) for c in bits_to_cards(bits)) or "(out)"
             lines.append(f"  seat {seat}: {cards:<40} {p:>4} points")
@@ -465,20 +465,22 @@ class CraitsGame(GameEngine):
                                                  for side in self.sides()))
         return lines
 
-    def _describe(self, move, events, hands) -> str:
-        """One move in words with what its power did, e.g. "seat 1 plays 5H: seats 2, 3, 0 draw 1"."""
+    def describe_move(self, move, events, hands, name=lambda seat: f"seat {seat}") -> str:
+        """One move (``last_move`` or a finished deal's) in words with what its power did, e.g.
+        "seat 1 plays 5H: seats 2, 3, 0 draw 1". ``name(seat)`` names a seat (a frontend may say
+        "you"); ``hands`` are the hand bit sets after the move."""
         seat, action, crank_before, upcard = move
         effects = []
         if action >= SUIT_ACTION and not upcard:
-            text = f"seat {seat} names {SUITS[action - SUIT_ACTION]}"
+            text = f"{name(seat)} names {SUITS[action - SUIT_ACTION]}"
         elif action == DRAW and not upcard:
-            text = f"seat {seat} " + ("takes the crank" if crank_before else "cannot play")
+            text = f"{name(seat)} " + ("takes the crank" if crank_before else "cannot play")
         else:
             card = action % UNANNOUNCED
             if upcard:
                 text = f"upcard {card_to_text(card)} (the dealer's play)"
             else:
-                text = f"seat {seat} plays {card_to_text(card)}" + (" without announcing" if action >= UNANNOUNCED else "")
+                text = f"{name(seat)} plays {card_to_text(card)}" + (" without announcing" if action >= UNANNOUNCED else "")
             rank, out = card >> 2, not upcard and not hands[seat]
             if out:
                 effects.append("goes out")
@@ -500,10 +502,10 @@ class CraitsGame(GameEngine):
             if event[0] == "draw" and event[2]:
                 draws.setdefault(event[2], []).append(event[1])
             elif event[0] == "pressure":
-                who = "" if event[1] == mover else f"seat {event[1]} "
+                who = "" if event[1] == mover else f"{name(event[1])} "
                 effects.append(f"{who}takes a pressure ({event[2]} points)")
             elif event[0] == "lost_turn":
-                effects.append(f"seat {event[1]} loses this turn (missed announcement)")
+                effects.append(f"{name(event[1])} loses this turn (missed announcement)")
         for count, seats in draws.items():
             if seats == [mover]:
                 effects.append(f"draws {count}")
