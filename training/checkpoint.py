@@ -213,34 +213,55 @@ def read_meta(path) -> dict:
         raise CheckpointError(f"checkpoint folder {path} does not exist" if not path.exists()
                               else f"{path} is not a checkpoint folder")
     meta_file = path / "meta.json"
-    if _regular_file(meta_file).st_size > MAX_META_BYTES:
-        raise CheckpointError(f"{meta_file} is over {MAX_META_BYTES} bytes: not a deckgym meta.json")
-    try:
-        meta = json.loads(meta_file.read_bytes().decode("utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
-        raise CheckpointError(f"{meta_file} is not readable UTF-8 JSON ({type(exc).__name__}: {exc})") from None
+    meta = read_json(meta_file)
     _check_meta(meta, str(meta_file))
     return meta
+
+
+def read_bytes(file: Path, limit: int) -> bytes:
+    """A regular file's bytes, at most ``limit`` of them (a bigger one is no deckgym file)."""
+    if _regular_file(file).st_size > limit:
+        raise CheckpointError(f"{file} is over {limit} bytes: not a deckgym file")
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        raise CheckpointError(f"{file} can't be read ({exc.strerror})") from None
+    if len(data) > limit:  # it grew since the stat
+        raise CheckpointError(f"{file} is over {limit} bytes: not a deckgym file")
+    return data
+
+
+def read_json(file: Path, limit: int = MAX_META_BYTES):
+    """A JSON file (meta.json, an export's bot.json), read safely: regular, bounded, UTF-8."""
+    try:
+        return json.loads(read_bytes(file, limit).decode("utf-8"))
+    except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+        raise CheckpointError(f"{file} is not readable UTF-8 JSON ({type(exc).__name__}: {exc})") from None
 
 
 def check_compatible(meta: dict, env, where="") -> None:
     """Raise ``CheckpointError`` saying what differs when a checkpoint can't sit in ``env``
     (an ``EnvHandle``: another game, other rules, other sizes)."""
     _check_meta(meta, f"{where}/meta.json" if where else "checkpoint meta.json")
-    env_id, rule_args, obs_size, num_actions = env.id, env.rule_args, env.obs_size, env.num_actions
-    problems = []
-    if meta["env_id"] != env_id:
-        problems.append(f"it was trained for {meta['env_id']}, not {env_id}")
-    else:
-        trained = meta.get("rules", {})
-        for key in sorted(set(trained) | set(rule_args)):
-            if trained.get(key) != rule_args.get(key):
-                problems.append(f"{key}={trained.get(key)!r} in training but {rule_args.get(key)!r} here")
-        if meta["observation_size"] != obs_size or meta["action_size"] != num_actions:
-            problems.append(f"observation/action sizes {meta['observation_size']}/{meta['action_size']} "
-                            f"vs {obs_size}/{num_actions} here")
+    problems = fit_problems(meta, env)
     if problems:
         raise CheckpointError(f"checkpoint {where} does not fit this game: " + "; ".join(problems))
+
+
+def fit_problems(trained: dict, env) -> list[str]:
+    """What differs between the game a bot was trained for (``trained``: a meta.json or an
+    export's bot.json: env_id, rules, observation_size, action_size) and ``env``."""
+    if trained["env_id"] != env.id:
+        return [f"it was trained for {trained['env_id']}, not {env.id}"]
+    rules, problems = trained.get("rules", {}), []
+    for key in sorted(set(rules) | set(env.rule_args)):
+        if rules.get(key) != env.rule_args.get(key):
+            problems.append(f"{key}={rules.get(key)!r} in training but {env.rule_args.get(key)!r} here")
+    if trained["observation_size"] != env.obs_size or trained["action_size"] != env.num_actions:
+        problems.append(f"observation/action sizes {trained['observation_size']}/{trained['action_size']} "
+                        f"vs {env.obs_size}/{env.num_actions} here")
+    return problems
 
 
 def load_policy(path) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray]]:

@@ -40,8 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import (MAX_META_BYTES, MAX_PARAMETERS, CheckpointError, _regular_file, check_compatible,
-                         load_policy, write_atomically)
+from .checkpoint import (MAX_PARAMETERS, CheckpointError, check_compatible, fit_problems, load_policy, read_bytes,
+                         read_json, write_atomically)
 
 EXPORT_FORMAT_VERSION = 1
 MODEL_FILE, SIDECAR_FILE = "model.onnx", "bot.json"
@@ -246,35 +246,12 @@ def check_sidecar(bot, file: Path) -> None:
 def check_exported_compatible(bot: dict, env, where: str) -> None:
     """Raise ``CheckpointError`` saying what differs when an exported bot can't sit in ``env``
     (another game, other rules, other sizes, another observation layout)."""
-    problems = []
-    if bot["env_id"] != env.id:
-        problems.append(f"it was trained for {bot['env_id']}, not {env.id}")
-    else:
-        trained = bot["rules"]
-        for key in sorted(set(trained) | set(env.rule_args)):
-            if trained.get(key) != env.rule_args.get(key):
-                problems.append(f"{key}={trained.get(key)!r} in training but {env.rule_args.get(key)!r} here")
-        if bot["observation_size"] != env.obs_size or bot["action_size"] != env.num_actions:
-            problems.append(f"observation/action sizes {bot['observation_size']}/{bot['action_size']} "
-                            f"vs {env.obs_size}/{env.num_actions} here")
-        if bot["observation_version"] != OBSERVATION_VERSION.get(env.id):
-            problems.append(f"observation layout version {bot['observation_version']} vs "
-                            f"{OBSERVATION_VERSION.get(env.id)} here")
+    problems = fit_problems(bot, env)
+    if bot["env_id"] == env.id and bot["observation_version"] != OBSERVATION_VERSION.get(env.id):
+        problems.append(f"observation layout version {bot['observation_version']} vs "
+                        f"{OBSERVATION_VERSION.get(env.id)} here")
     if problems:
         raise CheckpointError(f"exported bot {where} does not fit this game: " + "; ".join(problems))
-
-
-def _read_limited(file: Path, limit: int) -> bytes:
-    if _regular_file(file).st_size > limit:
-        raise CheckpointError(f"{file} is over {limit} bytes: not a deckgym export")
-    try:
-        with open(file, "rb") as handle:
-            data = handle.read(limit + 1)
-    except OSError as exc:
-        raise CheckpointError(f"{file} can't be read ({exc.strerror})") from None
-    if len(data) > limit:
-        raise CheckpointError(f"{file} is over {limit} bytes: not a deckgym export")
-    return data
 
 
 def read_sidecar(path) -> dict:
@@ -286,11 +263,7 @@ def read_sidecar(path) -> dict:
     file = path / SIDECAR_FILE
     if not os.path.lexists(file):
         raise CheckpointError(f"{path} is not an exported bot folder: {file} is missing")
-    data = _read_limited(file, MAX_META_BYTES)
-    try:
-        bot = json.loads(data.decode("utf-8"))
-    except (ValueError, RecursionError) as exc:
-        raise CheckpointError(f"{file} is not readable UTF-8 JSON ({type(exc).__name__}: {exc})") from None
+    bot = read_json(file)
     check_sidecar(bot, file)
     return bot
 
@@ -351,7 +324,7 @@ def _load_session(path: Path, stamp):
     onnx, ort = _needs("onnx"), _needs("onnxruntime")
     bot = read_sidecar(path)
     file = path / MODEL_FILE
-    data = _read_limited(file, MAX_MODEL_BYTES)  # read once: what is checked is what runs
+    data = read_bytes(file, MAX_MODEL_BYTES)  # read once: what is checked is what runs
     if hashlib.sha256(data).hexdigest() != bot["model"]["sha256"]:
         raise CheckpointError(f"{file} does not match the SHA-256 in {path / SIDECAR_FILE} (damaged or replaced)")
     try:
