@@ -374,3 +374,30 @@ def test_a_wall_clock_cap_stops_training_and_a_resume_has_nothing_left(tmp_path,
     assert 0 < meta["timesteps"] < 1_000_000 and meta["training_seconds"] >= 1
     train_module.main(["--resume", str(run)])
     assert "nothing to train" in capsys.readouterr().out
+
+
+def test_symlog_reward_transform_squashes_the_learner_reward_and_keeps_its_sign(tmp_path):
+    """The same games with and without ``training.reward_transform: symlog``: rewards equal
+    sign(r)·ln(1+|r|) of the plain ones, step by step; the episode log keeps the env's own."""
+    from training.train import make_vec_env
+    runs = {}
+    for transform in ("none", "symlog"):
+        config = tiny(tmp_path / transform, **{"training.reward_transform": transform,
+                                               "opponents.pool": "[{agent: random}]"})
+        env = EnvHandle(config.env.id, config.env.args)
+        venv = make_vec_env(config, env, tmp_path / transform)
+        venv.reset()
+        rng = np.random.default_rng(0)
+        rewards, logged = [], []
+        for _ in range(400):
+            masks = np.array(venv.env_method("action_masks"))
+            venv.step_async(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+            _, r, dones, infos = venv.step_wait()
+            rewards.append(r.copy())
+            logged += [info["episode"]["r"] for info in infos if "episode" in info]
+        venv.close()
+        runs[transform] = (np.array(rewards), logged)
+    plain, squashed = runs["none"][0], runs["symlog"][0]
+    assert np.count_nonzero(plain) > 0 and np.abs(plain).max() > 0.5  # rewards the transform changes
+    np.testing.assert_allclose(squashed, np.sign(plain) * np.log1p(np.abs(plain)), rtol=1e-6)
+    assert runs["symlog"][1] == runs["none"][1] and runs["none"][1]

@@ -88,6 +88,11 @@ class TrainingConfig(Section):
     # a wall-clock cap on training time (summed over resumes; evaluations included): null = none
     max_seconds: Number | None = Field(None, gt=0)
     seed: int = Field(0, ge=0, le=2**32 - 1)
+    # What the learner is trained on: the env's reward as it is ("none"), or symlog(r) =
+    # sign(r)·ln(1 + |r|), for rules whose deal points have no bound (Craits' pressure,
+    # empty_stock="pressure"), where a few huge rewards would swamp the value function.
+    # Logs and evaluations keep the env's own reward.
+    reward_transform: Literal["none", "symlog"] = "none"
 
 
 class VecConfig(Section):

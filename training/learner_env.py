@@ -22,7 +22,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
-from stable_baselines3.common.vec_env import VecEnv
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
 from .agents import PolicyAgent, check_move, checked_act, choose_batch, make_agent
 
@@ -433,3 +433,15 @@ class ShardedLearnerEnv(VecEnv):
 
     def env_is_wrapped(self, wrapper_class, indices=None):
         return [False] * len(BatchedLearnerEnv._indices(self, indices))
+
+
+class SymlogReward(VecEnvWrapper):
+    """Rewards as sign(r)·ln(1 + |r|) (``training.reward_transform: symlog``): order and sign
+    kept, unbounded deal points squashed so no single deal swamps the value function."""
+
+    def reset(self):
+        return self.venv.reset()
+
+    def step_wait(self):
+        obs, rewards, dones, infos = self.venv.step_wait()
+        return obs, (np.sign(rewards) * np.log1p(np.abs(rewards))).astype(np.float32), dones, infos

@@ -52,7 +52,7 @@ def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
     ``vec.workers`` processes (the same games either way)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
-    from .learner_env import BatchedLearnerEnv, ShardedLearnerEnv
+    from .learner_env import BatchedLearnerEnv, ShardedLearnerEnv, SymlogReward
     make_table = functools.partial(learner_table, config, env, run_dir)
     workers = min(config.vec.workers, config.vec.n_envs)
     if workers > 1:
@@ -62,7 +62,8 @@ def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
     # A resumed run seeds its envs anew from where it stopped, so it plays on with new deals
     # rather than replaying the ones it has trained on.
     venv.seed(config.training.seed + first_timestep)
-    return VecMonitor(venv)
+    venv = VecMonitor(venv)  # inside the transform: episode returns are logged in the env's own reward
+    return SymlogReward(venv) if config.training.reward_transform == "symlog" else venv
 
 
 def new_model(config: Config, venv):
@@ -186,7 +187,7 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
         callback.close()
         # An interrupted step can leave the subprocess workers' replies half read, and
         # SubprocVecEnv.close() would wait for them forever: skip that wait.
-        getattr(venv, "venv", venv).waiting = False
+        venv.unwrapped.waiting = False
         trained = start if callback.trained is None else callback.trained
         callback.model = model  # learn() sets it, unless the interrupt came first
         callback.save(trained)
