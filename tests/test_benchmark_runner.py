@@ -9,7 +9,9 @@ import pytest
 from training import benchmark as bm
 from training.algorithms import MODULES
 
-ALGORITHMS = list(MODULES)  # whatever is registered: MaskablePPO at least
+# Whatever is registered (MaskablePPO at least), but rllib_ppo: it starts a Ray per trial and
+# its iterations overshoot a 256-step budget; tests/test_rllib.py plans a benchmark trial of it.
+ALGORITHMS = [name for name in MODULES if name != "rllib_ppo"]
 # Small values for whichever of these keys an algorithm has (its own defaults for the rest).
 TINY = {"net_arch": [16], "n_steps": 64, "batch_size": 32, "n_epochs": 1, "train_every": 16, "buffer_size": 1000,
         "learning_starts": 64, "target_update": 10, "epsilon_decay_steps": 200}

@@ -182,7 +182,7 @@ def test_output_dir_must_be_a_writable_folder(tmp_path, monkeypatch):
 def test_algorithm_is_chosen_by_name_and_defaults_to_maskable_ppo():
     assert load_config(data={"algorithm": {"n_epochs": 2}}).algorithm.name == "MaskablePPO"  # no name: the default
     assert load_config(QUICK, ["algorithm.name=MaskablePPO"]).algorithm.n_epochs == 4
-    assert "config key 'algorithm.name' must be one of 'MaskablePPO', 'DoubleDQN', 'DMC', got 'PPO'" in error(QUICK, ["algorithm.name=PPO"])
+    assert "config key 'algorithm.name' must be one of 'MaskablePPO', 'DoubleDQN', 'DMC', 'rllib_ppo', got 'PPO'" in error(QUICK, ["algorithm.name=PPO"])
     # A key of the chosen algorithm's model is named without pydantic's label for the union's member.
     assert "unknown config key 'algorithm.n_step': allowed keys here are name, net_arch" in error(
         QUICK, ["algorithm.n_step=1"])

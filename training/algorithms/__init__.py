@@ -29,6 +29,7 @@ MODULES = {
     "MaskablePPO": "training.algorithms.maskable_ppo",
     "DoubleDQN": "training.algorithms.dqn",
     "DMC": "training.algorithms.dmc",
+    "rllib_ppo": "training.algorithms.rllib_ppo",
 }
 
 
