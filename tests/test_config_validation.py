@@ -235,3 +235,12 @@ def test_checks_needing_the_env_or_agents_run_apart_from_loading():
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not {"agents", "games", "checkpoint"} & {name.rsplit(".", 1)[-1] for name in imported if name}
+
+
+def test_an_algorithm_on_a_missing_extra_is_refused_before_training(monkeypatch):
+    """rllib_ppo without Ray installed: the message names the extra, before a run folder exists."""
+    import sys
+    monkeypatch.setitem(sys.modules, "ray", None)  # "import ray" now raises ImportError
+    message = error("configs/craits_rllib_quick.yaml")
+    assert "config key 'algorithm.name': algorithm rllib_ppo needs Ray" in message
+    assert 'pip install -e ".[scale]"' in message

@@ -14,6 +14,7 @@ import numpy as np
 from envs.engine import shown
 
 from .checkpoint import CheckpointError, check_compatible, load_policy
+from .executor import agent_folder
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
@@ -38,8 +39,9 @@ class PolicyAgent:
     """A trained policy from a checkpoint's ``policy.npz``: a plain numpy forward pass of the
     MLP (no torch), so opponents cost little inside training and evaluation."""
 
-    def __init__(self, path, deterministic: bool = True, seed=None):
-        self.path = self.name = str(path)
+    def __init__(self, path, deterministic: bool = True, seed=None, name=None):
+        self.path = str(path)
+        self.name = self.path if name is None else str(name)  # a copy on a Ray worker keeps its spec
         self.meta, self.hidden, (self.head_w, self.head_b) = load_policy(path)
         if self.meta["activation"] not in ACTIVATIONS:
             raise CheckpointError(f"{path}: unknown activation {self.meta['activation']!r}")
@@ -75,7 +77,7 @@ class PolicyAgent:
         logits = np.where(np.asarray(action_mask) > 0, logits, -np.inf)
         top = logits.max()  # NaN if any legal logit is NaN
         if not np.isfinite(top):
-            raise CheckpointError(f"checkpoint {self.path}: its policy gives {'NaN' if np.isnan(top) else 'infinite'} "
+            raise CheckpointError(f"checkpoint {self.name}: its policy gives {'NaN' if np.isnan(top) else 'infinite'} "
                                   "logits for the legal moves (policy.npz holds NaN/inf weights, or they overflow), "
                                   "so it can't choose a move")
         if self.deterministic:
@@ -172,12 +174,12 @@ def make_agent(spec: str, env, seed=None, deterministic: bool = True):
         from .human import HumanAgent
         return HumanAgent(env.raw)
     from .export import is_exported
-    if spec.startswith("onnx:") or is_exported(spec):
+    folder = agent_folder(spec)  # the spec's folder, or the copy a Ray worker received of it
+    if spec.startswith("onnx:") or is_exported(folder):
         from .export import load_exported
-        return load_exported(spec.removeprefix("onnx:"), env, seed=seed, deterministic=deterministic, name=spec)
-    path = Path(spec)
-    if not path.is_dir():
+        return load_exported(folder, env, seed=seed, deterministic=deterministic, name=spec)
+    if not Path(folder).is_dir():
         raise ValueError(f"unknown agent {shown(spec)}: use {AGENT_SPECS}")
-    agent = PolicyAgent(spec, deterministic, seed)  # named as given, as in the reports
-    check_compatible(agent.meta, env, where=str(path))
+    agent = PolicyAgent(folder, deterministic, seed, name=spec)  # named as given, as in the reports
+    check_compatible(agent.meta, env, where=str(Path(spec)))
     return agent

@@ -2,6 +2,7 @@
 
     python -m training.benchmark --config configs/benchmark_small.yaml [--out DIR] [--processes N]
     python -m training.benchmark --config configs/benchmark_small.yaml --set 'algorithms={MaskablePPO: {}}'
+    python -m training.benchmark --config configs/benchmark_small.yaml --ray-address HEAD:6379  # on a Ray cluster
 
 A benchmark config (YAML, validated strictly: an unknown key, a wrong type or a bad value is
 an error naming its key path, before anything runs) lists:
@@ -34,6 +35,14 @@ it trained (both seats of its side in partnership play), and ``result.json`` is 
 trial that was interrupted (from its checkpoint: nothing trained on is lost), and restarts
 one that was killed before its first checkpoint. A changed budget or checkpoint cadence
 resumes the trials; a change of anything they learn from is refused (use another ``out``).
+
+**On Ray** (``--ray``: a local Ray of ``--processes`` CPUs; ``--ray-address ADDRESS`` or
+``RAY_ADDRESS``: a running cluster; ``training.executor``, docs/scaling.md) each trial is a Ray
+task: it trains in a temporary folder on its worker (sent the partial run folder when it
+resumes), and the whole run folder and its log come back and replace the trial's folder here
+as it finishes, so skipping, resuming and restarting work as above. A trial interrupted on Ray
+is lost back to its last state here (a finished trial never is); the league's matches run on
+Ray too.
 
 Then, per setting, all final agents and the references play a league
 (``training.league`` in ``<out>/leagues/<setting>/``, agents named by their checkpoint path
@@ -77,6 +86,7 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator
 
 from envs.engine import clipped, shown
 
+from .executor import add_executor_arguments, executor_from_args
 from .files import hold_folder, write_file
 from .config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, OpponentsConfig, VecConfig, check_resumable,
                      load_config, parse_yaml, schema_problems, set_override)
@@ -393,27 +403,70 @@ def trial_curve(run_dir: Path) -> list[dict]:
     return [points[step] for step in sorted(points)]
 
 
+@contextlib.contextmanager
+def _output_to(log: Path):
+    """This process's stdout and stderr (file descriptors: subprocesses' too) appended to ``log``
+    while the block runs, then put back (a Ray worker runs other tasks after this one)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "a", buffering=1) as file:
+        os.dup2(file.fileno(), 1)
+        os.dup2(file.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def _run_logged(task: dict, log: Path) -> bool:
+    """``run_trial`` with its output in ``log``: whether it finished (a failure's traceback is
+    in the log)."""
+    with _output_to(log):
+        print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: trial {task['name']} ({task['state']}), "
+              f"process {os.getpid()}", flush=True)
+        try:
+            run_trial(task)
+            return True
+        except SystemExit:
+            raise
+        except BaseException:
+            import traceback
+            traceback.print_exc()
+            return False
+
+
 def _trial_main(task: dict) -> None:
     """A trial's process: train (new, resumed, or nothing left), evaluate the final checkpoint
     against every reference, write result.json. Output goes to seed<k>.log beside its folder."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    run_dir = Path(task["dir"])
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    log = open(run_dir.parent / f"{run_dir.name}.log", "a", buffering=1)
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
     sys.stdout.reconfigure(line_buffering=True)
     sys.stderr.reconfigure(line_buffering=True)
-    print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: trial {task['name']} ({task['state']}), process {os.getpid()}")
-    try:
-        run_trial(task)
-    except SystemExit:
-        raise
-    except BaseException:
-        import traceback
-        traceback.print_exc()
+    run_dir = Path(task["dir"])
+    if not _run_logged(task, run_dir.parent / f"{run_dir.name}.log"):
         raise SystemExit(1)
+
+
+def _remote_trial(task: dict) -> dict:
+    """A trial as a Ray task: trained in a temporary folder on the worker (from the partial run
+    folder sent along when resuming), whose files go back to the driver with the log."""
+    import tempfile
+    from .executor import read_folder, write_folder
+    with tempfile.TemporaryDirectory(prefix="deckgym-trial-") as tmp:
+        run_dir = Path(tmp) / Path(task["dir"]).name
+        if task["files"]:
+            write_folder(run_dir, task["files"])
+        log = Path(tmp) / f"{run_dir.name}.log"
+        ok = _run_logged({**task, "dir": str(run_dir), "files": None}, log)
+        return {"ok": ok, "files": read_folder(run_dir) if run_dir.is_dir() else {},
+                "log": log.read_text(errors="replace")}
 
 
 def run_trial(task: dict) -> dict:
@@ -538,6 +591,35 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
     return failed
 
 
+def run_trials_ray(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, executor, say) -> list[str]:
+    """Train the pending trials as Ray tasks (``training.executor``); return the names of those
+    that failed. Each trial's folder comes back whole and replaces ``<out>/trials/...`` as it
+    finishes (``replace_folder``): a rerun skips, resumes or restarts it as after a local run."""
+    from .executor import read_folder, replace_folder
+    tasks, agents, failed, started = [], set(bench.references), [], time.time()
+    for trial, state in pending:
+        task = _task(trial, bench, state)
+        task["files"] = read_folder(trial.dir) if state == "resume" else None
+        tasks.append(task)
+        agents.update(entry.agent for entry in trial.config.opponents.pool)
+    say(f"  {len(pending)} trial(s) sent to {executor.describe()}")
+    for done, (index, reply) in enumerate(executor.imap(_remote_trial, tasks, agents=agents), 1):
+        trial = pending[index][0]
+        if reply["files"]:
+            replace_folder(trial.dir, reply["files"])
+        with open(_log_of(trial), "a") as log:
+            log.write(reply["log"])
+        result = read_json(trial.dir / RESULT_FILE) if reply["ok"] else None
+        if result is None:
+            failed.append(trial.name)
+            say(f"  FAILED {trial.name}; {_log_of(trial)} ends:\n    " + _last_lines(_log_of(trial)))
+            continue
+        shares = ", ".join(f"vs {ref} {r['win_share']:.3f}" for ref, r in result["final"].items())
+        say(f"  [{done}/{len(pending)}] {trial.name}: {result['timesteps']} steps, "
+            f"{result['training_seconds']:.0f} s training, win share {shares} ({time.time() - started:.0f} s so far)")
+    return failed
+
+
 def _remove_stale(trial: Trial) -> None:
     with hold_folder(trial.dir, "training run"):  # refuses if a training run holds it
         shutil.rmtree(trial.dir)
@@ -562,7 +644,8 @@ def _reference_spec(ref: str) -> str:
     return str(Path(ref).resolve()) if Path(ref).is_dir() else ref
 
 
-def run_setting_league(bench: BenchmarkConfig, setting: str, trials: list[Trial], out: Path, processes: int) -> dict:
+def run_setting_league(bench: BenchmarkConfig, setting: str, trials: list[Trial], out: Path, processes: int,
+                       executor=None) -> dict:
     """The league of a setting's final agents and the references, in ``<out>/leagues/<setting>``.
     It keeps its log across reruns, unless a trial's checkpoint changed since its matches were
     played (then it is played anew)."""
@@ -580,7 +663,7 @@ def run_setting_league(bench: BenchmarkConfig, setting: str, trials: list[Trial]
     with contextlib.chdir(out):
         result = run_league(Path("leagues") / setting, agents=list(agents) + refs, env_id=s.env, env_args=dict(s.args),
                             games=bench.league_games, seed=bench.league_seed, reference=refs[0],
-                            processes=processes, verbose=False)
+                            processes=processes, verbose=False, executor=executor)
     return {"rows": result["rows"], "games": result["games"], "played": result["played"],
             "reference": refs[0], "folder": str(folder)}
 
@@ -863,9 +946,12 @@ def _json_default(value):
 
 
 # ---------------------------------------------------------------- the benchmark
-def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None, verbose: bool = True) -> dict:
+def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None, verbose: bool = True,
+                  executor=None) -> dict:
     """Run (or continue) the benchmark in ``out`` (default ``bench.out``) and write its outputs;
-    return ``{"markdown", "trials", "ran", "skipped", "timing", ...}``."""
+    return ``{"markdown", "trials", "ran", "skipped", "timing", ...}``. Trials and league
+    matches run in ``processes`` local processes, or as Ray tasks with a Ray ``executor``
+    (``training.executor``)."""
     say = (lambda *a, **k: print(*a, **k, flush=True)) if verbose else (lambda *a, **k: None)
     start = time.time()
     out = Path(out if out is not None else bench.out)
@@ -876,6 +962,9 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
     trials = plan_trials(bench, out)
     out.mkdir(parents=True, exist_ok=True)
     with hold_folder(out, "benchmark"):
+        from .executor import recover_folder
+        for trial in trials:  # a Ray trial's folder being swapped in when the driver was killed
+            recover_folder(trial.dir)
         states = {t.name: trial_state(t, bench) for t in trials}
         write_file(out / "benchmark.yaml", dump_benchmark(bench))
         pending = [(t, states[t.name]) for t in trials if states[t.name] != "finished"]
@@ -888,7 +977,12 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
             f"resume, {counts['new'] + counts['stale']} to train), {processes} at a time; each "
             f"{bench.budget.total_timesteps} env steps"
             + (f" or {bench.budget.max_seconds:g} s" if bench.budget.max_seconds else ""))
-        failed = run_trials(pending, bench, processes, say) if pending else []
+        if not pending:
+            failed = []
+        elif executor is not None and executor.ray:
+            failed = run_trials_ray(pending, bench, executor, say)
+        else:
+            failed = run_trials(pending, bench, processes, say)
         trained_at = time.time()
         if failed:
             raise BenchmarkError(f"{len(failed)} trial(s) failed: {', '.join(failed)} (see their seed<k>.log); "
@@ -897,7 +991,7 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
         leagues = {}
         for setting in bench.settings:
             setting_trials = [t for t in trials if t.setting == setting]
-            leagues[setting] = run_setting_league(bench, setting, setting_trials, out, processes)
+            leagues[setting] = run_setting_league(bench, setting, setting_trials, out, processes, executor)
             say(f"  league {setting}: {leagues[setting]['played']} matches played, "
                 f"{leagues[setting]['games']} games rated ({out / 'leagues' / setting / 'ratings.md'})")
         timing = {"this_run_seconds": round(time.time() - start, 1), "trials_seconds": round(trained_at - start, 1),
@@ -917,14 +1011,19 @@ def main(argv=None):
     parser.add_argument("--processes", type=int, help="trials trained side by side (default: the config's)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
                         help="override a config value, e.g. --set seeds=[0] --set 'algorithms={MaskablePPO: {}}'")
+    add_executor_arguments(parser)
     args = parser.parse_args(argv)
+    executor = None
     try:
         bench = load_benchmark(args.config, args.set)
-        return run_benchmark(bench, out=args.out, processes=args.processes)
+        executor = executor_from_args(args, args.processes or bench.processes)
+        return run_benchmark(bench, out=args.out, processes=args.processes, executor=executor)
     except ValueError as exc:  # BenchmarkError, ConfigError, LeagueError, a bad agent
         raise SystemExit(f"error: {exc}")
     except KeyboardInterrupt:
-        print("\ninterrupted: every trial wrote its checkpoint; rerun the same command to resume", file=sys.stderr)
+        kept = ("every trial that came back from Ray is kept (those in flight restart from their folder here)"
+                if executor is not None and executor.ray else "every trial wrote its checkpoint")
+        print(f"\ninterrupted: {kept}; rerun the same command to resume", file=sys.stderr)
         raise SystemExit(130)
 
 

@@ -2,6 +2,7 @@
 
     python -m training.evaluate --env craits_v0 --agents heuristic,random,random,random --games 500
     python -m training.evaluate --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic,heuristic,heuristic --json out.json
+    python -m training.evaluate --agents checkpoints/craits,heuristic --games 2000 --ray   # chunks as tasks on a local Ray
 
 ``--agents`` lists one agent per seat (random, heuristic or a checkpoint folder); a shorter
 list is repeated around the table. Seats held by the same spec are one agent in the report.
@@ -11,7 +12,9 @@ seat with the agent list rotated by one seat each time (the agent in seat s move
 s + 1). The env is reset with the same seed (``--seed`` + set index) in every rotation, so
 the cards are identical and every agent plays every seat's cards: the luck of the deal
 cancels out of the comparison. Agents' own randomness is seeded from (seed, set, rotation,
-seat), so results do not depend on ``--processes``.
+seat), so results do not depend on ``--processes``, nor on Ray: ``--ray`` plays the chunks of
+sets as Ray tasks on a local Ray, ``--ray-address ADDRESS`` (or ``RAY_ADDRESS``) on a running
+cluster (``training.executor``, docs/scaling.md); ``--record`` files come back to this machine.
 
 A game's win share for an agent is (winning seats it holds) / (number of winners); its
 *even share* (seats held / seats) is what it would get if it played no better than the
@@ -28,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import os
 import time
 from pathlib import Path
@@ -36,6 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from .agents import checked_act, make_agent, seat_layout, split_agents
+from .executor import LocalExecutor, add_executor_arguments, executor_from_args
+from .files import write_file
 from .games import EnvHandle, add_table_arguments, parse_env_args
 from .records import Recorder, header_of, result_of, write_record
 
@@ -102,6 +106,18 @@ def _play_chunk(task):
     return play_sets(*task)
 
 
+def _play_chunk_remote(task):
+    """``_play_chunk`` on a Ray worker: its game records come back as file contents (the driver
+    writes them: the worker's disk is not the driver's)."""
+    *args, record_dir = task
+    if record_dir is None:
+        return play_sets(*args), {}
+    import tempfile
+    from .executor import read_folder
+    with tempfile.TemporaryDirectory(prefix="deckgym-records-") as tmp:
+        return play_sets(*args, tmp), read_folder(Path(tmp))
+
+
 def _mean_ci(set_means: np.ndarray, low=-math.inf, high=math.inf) -> tuple[float, list | None]:
     mean = float(set_means.mean())
     if len(set_means) < 2:
@@ -146,11 +162,12 @@ def _chunks(sets: int, count: int) -> list[range]:
 
 
 def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int = 1,
-             deterministic: bool = True, record_dir=None) -> dict:
+             deterministic: bool = True, record_dir=None, executor=None) -> dict:
     """Play ``games`` duplicate sets (``games`` × seats games) in ``env`` (an ``EnvHandle``)
     and return a JSON-ready summary.
 
-    ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads)."""
+    ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads);
+    an ``executor`` (``training.executor``, e.g. Ray) plays instead when given."""
     if games < 1 or processes < 1 or seed < 0:
         raise ValueError(f"games={games}, processes={processes}, seed={seed}: need games >= 1, "
                          "processes >= 1, seed >= 0")
@@ -158,14 +175,19 @@ def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int =
     for spec in dict.fromkeys(layout):  # fail here, with make_agent's message, not in a worker
         make_agent(spec, env, seed=0, deterministic=deterministic)
     deals = env.deals
-    chunks = _chunks(games, min(games, processes * CHUNKS_PER_PROCESS))
+    executor = executor or LocalExecutor(processes)
+    chunks = _chunks(games, min(games, executor.workers * CHUNKS_PER_PROCESS))
     tasks = [(env, layout, seed, deterministic, chunk, record_dir) for chunk in chunks]
-    if processes == 1:
-        parts = map(_play_chunk, tasks)
+    parts = [None] * len(tasks)
+    if executor.ray:
+        for index, (part, files) in executor.imap(_play_chunk_remote, tasks, agents=layout):
+            parts[index] = part
+            for name, data in files.items():
+                write_file(Path(record_dir) / name, data)
     else:
-        with multiprocessing.get_context("spawn").Pool(min(processes, len(tasks))) as pool:
-            parts = pool.map(_play_chunk, tasks)
-    records = [record for part in parts for record in part]
+        for index, part in executor.imap(_play_chunk, tasks, chunksize=1):
+            parts[index] = part
+    records = [record for part in parts for record in part]  # in set order, whoever played them
     return {
         "env_id": env.id,
         "env_args": dict(env.args),
@@ -266,18 +288,20 @@ def main(argv=None):
                       help="checkpoint agents take their most likely action (default)")
     mode.add_argument("--stochastic", dest="deterministic", action="store_false",
                       help="checkpoint agents sample from their policy")
+    add_executor_arguments(parser)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
         if args.json:
             check_writable(args.json)
         env = EnvHandle(args.env, parse_env_args(args.arg))
+        executor = executor_from_args(args, args.processes)
         result = evaluate(env, split_agents(args.agents), args.games, args.seed, args.processes, args.deterministic,
-                          args.record)
+                          args.record, executor)
     except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
     print(format_table(result))
-    print(f"\n{time.perf_counter() - start:.1f} s with {args.processes} process(es)")
+    print(f"\n{time.perf_counter() - start:.1f} s with {executor.describe()}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

@@ -4,6 +4,8 @@
     python -m training.league --out leagues/craits --agents runs/craits_quick/checkpoint   # adds one: plays only its matches
     python -m training.league --out leagues/craits                                          # resumes an interrupted league
     python -m training.league --config league.yaml                                          # the same options from a file
+    python -m training.league --out leagues/craits --agents heuristic --ray                 # as tasks on a local Ray
+    python -m training.league --out leagues/craits --ray-address HEAD:6379                  # on a Ray cluster
 
 Agents are spec strings (``random``, ``heuristic``, a checkpoint folder, anything
 ``make_agent`` accepts), kept as given: ``checkpoints/craits`` and ``checkpoints/craits/``
@@ -38,7 +40,13 @@ time; A B A B needs two, A B and B A, to have each agent play every seat's cards
 seats needs three). A *match* is one pairing's table in one set: its id is a hash of the
 seat layout and the deal seed, its games are ``<match>/<rotation>``. Agents' own randomness
 is seeded from (deal seed, rotation, seat, match), so results do not depend on
-``--processes`` or on what else the league holds.
+``--processes``, on Ray, or on what else the league holds.
+
+**Where matches run** (``training.executor``, docs/scaling.md): ``--processes`` local processes
+by default; ``--ray`` plays them as Ray tasks on a local Ray, ``--ray-address ADDRESS`` (or the
+``RAY_ADDRESS`` variable) on a running Ray cluster (Ray is the ``scale`` extra). Either way only
+this process writes the folder, each match as it finishes: an interrupted Ray league resumes
+like a local one, and a match whose worker died (retried by Ray) is counted once.
 
 **Log.** One JSON line per game: ``match``, ``game``, ``set``, ``rotation``, ``match_games``
 (games in its match), ``agents`` (the pair), ``seats`` (the agent in each seat), ``seed``
@@ -78,7 +86,6 @@ import io
 import itertools
 import json
 import math
-import multiprocessing
 import os
 import time
 from dataclasses import dataclass
@@ -88,6 +95,7 @@ import numpy as np
 import yaml
 
 from .agents import make_agent, split_agents
+from .executor import LocalExecutor, add_executor_arguments, executor_from_args
 from .config import clipped, parse_yaml, shown, yaml_problem
 from .evaluate import play_game, rotated
 from . import files
@@ -190,16 +198,15 @@ def _play_task(match):
     return play_match(_WORKER_ENV, match)
 
 
-def play_matches(env, matches: list[Match], processes: int):
-    """Each match's log lines, in the order of ``matches`` (whatever the processes)."""
-    if processes == 1 or len(matches) <= 1:
-        for match in matches:
-            yield play_match(env, match)
-        return
-    workers = min(processes, len(matches))
-    chunksize = max(1, min(8, len(matches) // (workers * 8)))
-    with multiprocessing.get_context("spawn").Pool(workers, _init_worker, (env.id, env.args)) as pool:
-        yield from pool.imap(_play_task, matches, chunksize)
+def play_matches(env, matches: list[Match], executor):
+    """``(match, its log lines)`` for every match, played by ``executor`` (``training.executor``):
+    in the order of ``matches`` locally, as they finish on Ray. Results do not depend on which."""
+    workers = min(executor.workers, len(matches))
+    chunksize = max(1, min(8, len(matches) // (workers * 8))) if workers else 1
+    agents = {spec for match in matches for spec in match.agents}
+    for index, lines in executor.imap(_play_task, matches, init=(_init_worker, (env.id, env.args)),
+                                      chunksize=chunksize, agents=agents):
+        yield matches[index], lines
 
 
 # ---------------------------------------------------------------- the folder
@@ -539,10 +546,12 @@ def _agent_list(value, source: str) -> list[str]:
 
 
 def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=None, reference=None,
-               processes: int = 1, bootstrap: int = BOOTSTRAP, verbose: bool = True) -> dict:
+               processes: int = 1, bootstrap: int = BOOTSTRAP, verbose: bool = True, executor=None) -> dict:
     """Open (or create) the league in ``out``, add ``agents``, play every missing match and
     write the ratings. ``env_id``/``env_args``/``games``/``seed``/``reference`` None: the
-    league's own (or the defaults for a new league). Returns the ratings and what was played."""
+    league's own (or the defaults for a new league). Matches are played by ``executor``
+    (``training.executor``; None: ``processes`` local processes). Returns the ratings and what
+    was played."""
     say = print if verbose else (lambda *a, **k: None)
     out = Path(out)
     if processes < 1 or bootstrap < 0:
@@ -595,7 +604,8 @@ def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=No
         say(f"league {out}: {env.id}, {len(names)} agents, {len(planned)} matches "
             f"({len(planned) - len(pending)} in the log, {len(pending)} to play)")
         start, played, step = time.perf_counter(), 0, max(1, len(pending) // 10)
-        for match, lines in zip(pending, play_matches(env, pending, processes)):
+        executor = executor or LocalExecutor(processes)
+        for match, lines in play_matches(env, pending, executor):  # only this process writes the log
             append_lines(log, lines)
             finished[match.id] = {line["rotation"]: line for line in lines}
             played += 1
@@ -646,6 +656,7 @@ def main(argv=None):
     parser.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 4),
                         help="worker processes (1: play in this process)")
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="resamples for the Elo intervals (0: none)")
+    add_executor_arguments(parser)
     args = parser.parse_args(argv)
     start = time.perf_counter()
     try:
@@ -662,12 +673,14 @@ def main(argv=None):
         games = args.games if args.games is not None else config.get("games")
         seed = args.seed if args.seed is not None else config.get("seed")
         reference = args.reference or config.get("reference")
-        result = run_league(out, agents, env_id, env_args, games, seed, reference, args.processes, args.bootstrap)
+        executor = executor_from_args(args, args.processes)
+        result = run_league(out, agents, env_id, env_args, games, seed, reference, args.processes, args.bootstrap,
+                            executor=executor)
     except ValueError as error:  # a bad agent, env argument, folder, value; an illegal move
         parser.exit(1, f"error: {error}\n")
     except KeyboardInterrupt:
         parser.exit(130, "\ninterrupted: the finished matches are in the log; rerun the same command to resume\n")
-    print(f"{result['played']} matches played, {time.perf_counter() - start:.1f} s with {args.processes} process(es)")
+    print(f"{result['played']} matches played, {time.perf_counter() - start:.1f} s with {executor.describe()}")
     return result
 
 

@@ -154,14 +154,23 @@ class MaskedPPOModule(MaskedPolicyModule, ValueFunctionAPI):
 
 class AgentModule(TorchRLModule):
     """A deckgym agent as a non-trainable module. ``model_config``: ``env_id``, ``env_args``,
-    ``agent`` (a ``training.agents.make_agent`` spec), ``deterministic``, ``seed``. A checkpoint
-    folder must exist where the module runs (on a cluster: inside the runtime_env's
-    working_dir, or shared storage)."""
+    ``agent`` (a ``training.agents.make_agent`` spec), ``deterministic``, ``seed``, and for a
+    checkpoint or exported bot ``files`` (``training.executor.pack_agents``: its files, read
+    by the driver), written into a temporary folder where the module runs, so env runners on
+    other machines need no shared disk."""
 
     def setup(self):
+        import tempfile
+        from pathlib import Path
+
         from .agents import make_agent
+        from .executor import write_folder
         c = self.model_config
-        self.agent = make_agent(c["agent"], EnvHandle(c["env_id"], c["env_args"]), seed=c.get("seed"),
+        spec = c["agent"]
+        if c.get("files"):
+            spec = str(Path(tempfile.mkdtemp(prefix="deckgym-agent-")) / "agent")
+            write_folder(Path(spec), c["files"])
+        self.agent = make_agent(spec, EnvHandle(c["env_id"], c["env_args"]), seed=c.get("seed"),
                                 deterministic=c.get("deterministic", False))
 
     def _forward(self, batch, **kwargs):

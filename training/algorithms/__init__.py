@@ -18,6 +18,8 @@ An algorithm module defines (see ``docs/algorithms.md``, and ``maskable_ppo`` as
 - ``memory_bytes(config, obs_size, n_actions) -> {part: bytes}``: what it holds beside the
   envs (network, optimizer, experience), an estimate on the high side, checked against the
   machine before a run starts.
+- optionally ``check_installed()``: raises ``ValueError`` naming the extra to install when
+  a package the algorithm needs is missing (``rllib_ppo``: Ray), checked before a run starts.
 - ``ACTION_SELECTION``: how the scores pick a move, ``"masked_sampling"`` (policy logits)
   or ``"masked_argmax"`` (action values), recorded in every checkpoint's meta.json.
 """

@@ -80,6 +80,17 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
     return {"network and optimizer": network, "train batch": batch, "ray processes": ray_processes}
 
 
+def check_installed() -> None:
+    """Ray with RLlib, or a ``ValueError`` naming the extra (run before training starts)."""
+    from ..executor import import_ray
+    import_ray("algorithm rllib_ppo")
+    try:
+        import ray.rllib  # noqa: F401  (plain "ray" lacks it)
+    except ImportError:
+        from ..executor import SCALE_EXTRA
+        raise ValueError(f"algorithm rllib_ppo needs RLlib (ray[rllib]), which is not installed: {SCALE_EXTRA}") from None
+
+
 def module_ids(config) -> dict:
     """Pool spec -> module id: ``heuristic``, ``random``, ``self_play`` keep their names,
     checkpoint folders become ``checkpoint_<i>``."""
@@ -101,10 +112,11 @@ class RLlibPPO:
     def __init__(self, config, venv, snapshot_now: bool = True):
         import weakref
 
-        import ray
         from stable_baselines3.common.logger import Logger
 
         from ..callback import next_multiple
+        from ..executor import import_ray
+        ray = import_ray("algorithm rllib_ppo")
         from ..rllib_env import LEARNER
         self.config, self.a = config, config.algorithm
         self.env = venv
@@ -252,6 +264,7 @@ def build_config(config):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    from ..executor import pack_agents
     from ..games import EnvHandle
     from ..rllib_env import LEARNER, AECMultiAgentEnv, AgentModule, MaskedPolicyModule, MaskedPPOModule, \
         SeatMapping, learner_class, snapshot_id
@@ -272,6 +285,7 @@ def build_config(config):
         else:
             specs[mid] = RLModuleSpec(module_class=AgentModule, observation_space=obs_space, action_space=act_space,
                                       model_config={"env_id": env.id, "env_args": dict(env.args), "agent": spec,
+                                                    "files": pack_agents([spec]).get(spec),
                                                     "deterministic": opp.deterministic,
                                                     "seed": config.training.seed})
     weights = {}
@@ -287,8 +301,7 @@ def build_config(config):
     return (
         PPOConfig()
         .environment(AECMultiAgentEnv, env_config={"env_id": env.id, "env_args": dict(env.args),
-                                                   "reward_transform": getattr(config.training, "reward_transform",
-                                                                               "none")},
+                                                   "reward_transform": config.training.reward_transform},
                      disable_env_checking=True)
         .env_runners(num_env_runners=a.num_env_runners, num_envs_per_env_runner=a.num_envs_per_env_runner,
                      num_cpus_per_env_runner=1)
