@@ -91,7 +91,7 @@ def main(argv=None) -> None:
     print(f"$ python benchmarks/rllib_speed.py {shlex.join(argv if argv is not None else sys.argv[1:])}")
     print(f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end; {N_ENVS} games, "
           f"about {args.learner_batch} learner moves per update, {args.iterations} timed updates per row\n")
-    print(f"| path | learner steps/s | vs SB3 |\n|---|---:|---:|")
+    print("| path | learner steps/s | vs SB3 |\n|---|---:|---:|")
     sb3 = rows[0][2]
     for name, _, speed in rows:
         print(f"| {name} | {speed:,.0f} | {speed / sb3:.2f}x |")

@@ -24,6 +24,7 @@
 """
 from __future__ import annotations
 
+import importlib
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -85,7 +86,7 @@ def check_installed() -> None:
     from ..executor import import_ray
     import_ray("algorithm rllib_ppo")
     try:
-        import ray.rllib  # noqa: F401  (plain "ray" lacks it)
+        importlib.import_module("ray.rllib")  # plain "ray" (no [rllib] extra) lacks its dependencies
     except ImportError:
         from ..executor import SCALE_EXTRA
         raise ValueError(f"algorithm rllib_ppo needs RLlib (ray[rllib]), which is not installed: {SCALE_EXTRA}") from None
