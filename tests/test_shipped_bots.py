@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from training.agents import PolicyAgent, make_agent
-from training.evaluate import evaluate
+from training.evaluate import bot_layout, evaluate
 from training.games import EnvHandle
+from training.ship import game_args
 
 SHIPPED = sorted(p for p in (Path(__file__).parent.parent / "checkpoints").iterdir() if (p / "meta.json").is_file())
 SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
@@ -17,7 +18,12 @@ SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
 def test_shipped_bot_is_documented_and_loads_without_torch_pickles(path):
     meta = json.loads((path / "meta.json").read_text())
     assert not (path / "model.zip").exists()
-    assert meta["evaluation"]["heuristic"]["win_share_ci95"][0] > meta["evaluation"]["heuristic"]["even_share"]
+    for opponent in ("heuristic", "random"):  # what training.ship measured, and how to measure it again
+        result = meta["evaluation"][opponent]
+        assert result["command"].startswith("python -m training.evaluate ") and f" --agents {path.parent.name}/" in \
+            result["command"]
+        low, high = result["win_share_ci95"]
+        assert low <= result["win_share"] <= high and result["duplicate_sets"] >= 100
     agent = make_agent(str(path), EnvHandle(meta["env_id"], meta["env_args"]))
     assert isinstance(agent, PolicyAgent)
 
@@ -25,7 +31,7 @@ def test_shipped_bot_is_documented_and_loads_without_torch_pickles(path):
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_shipped_bot_beats_random(path):
     meta = json.loads((path / "meta.json").read_text())
-    env = EnvHandle(meta["env_id"], SHORT_GAME[meta["env_id"]])
-    result = evaluate(env, [str(path)] + ["random"] * (env.seats - 1), games=25, seed=1)
+    env = EnvHandle(meta["env_id"], {**game_args(meta), **SHORT_GAME[meta["env_id"]]})
+    result = evaluate(env, bot_layout(env, str(path), "random", own_partner=True), games=25, seed=1)
     mine = result["agents"][str(path)]
     assert mine["win_share_ci95"][0] > mine["even_share"]
