@@ -24,7 +24,10 @@
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
+import signal
+import threading
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -126,7 +129,9 @@ class RLlibPPO:
         self.n_steps = max(1, self.a.train_batch_size // self.n_envs)
         if not ray.is_initialized():
             # RAY_ADDRESS (a cluster) is honoured by ray.init; otherwise a local Ray starts.
-            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            # The code reaches env runners on other machines as the executor ships it (py_modules).
+            from ..executor import runtime_env
+            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, runtime_env=runtime_env())
         self.algo = build_config(config).build_algo()
         # Frees the env runner actors (and their CPUs) when the model goes; not at exit, where
         # Ray's own shutdown has ended them already.
@@ -152,8 +157,6 @@ class RLlibPPO:
 
     def learn(self, total_timesteps: int, callback=None, reset_num_timesteps: bool = False):
         from stable_baselines3.common.callbacks import CallbackList
-
-        from ..callback import next_multiple
         callback = callback or CallbackList([])
         if reset_num_timesteps:
             self.num_timesteps = 0
@@ -161,27 +164,36 @@ class RLlibPPO:
         callback.init_callback(self)
         callback.on_training_start(locals(), globals())
         going = True
-        while going and self.num_timesteps < target:
-            callback.on_rollout_start()  # after the last update: checkpoints hold every step counted
-            result = self.algo.train()  # sample train_batch_size env steps, then update
-            self.iterations += 1
-            self.num_timesteps += self.learner_steps(result)
-            if self.self_play and self.num_timesteps >= self.next_snapshot:
-                self.take_snapshot()
-                self.next_snapshot = next_multiple(self.num_timesteps, self.snapshot_every)
-            restarts = self.algo.env_runner_group.num_remote_worker_restarts()
-            if restarts > self.restarts and self.snapshots:
-                self.push_snapshots(self.snapshots)
-            self.restarts = restarts
-            self.record(result)
-            going = callback.on_step()  # False: stop (training.max_seconds)
-            callback.on_rollout_end()
+        with stop_between_iterations() as stopping:
+            while going and self.num_timesteps < target:
+                callback.on_rollout_start()  # after the last update: checkpoints hold every step counted
+                if stopping:
+                    raise KeyboardInterrupt  # train.py writes the checkpoint: weights and count agree here
+                going = self.iterate(callback)
         callback.on_training_end()
         return self
 
+    def iterate(self, callback) -> bool:
+        """One RLlib iteration and the callback's step; False: stop (training.max_seconds)."""
+        from ..callback import next_multiple
+        result = self.algo.train()  # sample train_batch_size env steps, then update
+        self.iterations += 1
+        self.num_timesteps += self.learner_steps(result)
+        if self.self_play and self.num_timesteps >= self.next_snapshot:
+            self.take_snapshot()
+            self.next_snapshot = next_multiple(self.num_timesteps, self.snapshot_every)
+        restarts = self.algo.env_runner_group.num_remote_worker_restarts()
+        if restarts > self.restarts and self.snapshots:
+            self.push_snapshots(self.snapshots)
+        self.restarts = restarts
+        self.record(result)
+        going = callback.on_step()  # False: stop (training.max_seconds)
+        callback.on_rollout_end()
+        return going
+
     def learner_steps(self, result) -> int:
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_MODULE_STEPS_SAMPLED
-        return int(result[ENV_RUNNER_RESULTS][NUM_MODULE_STEPS_SAMPLED].get(self.learner, 0))
+        return int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_MODULE_STEPS_SAMPLED, {}).get(self.learner, 0))
 
     def record(self, result) -> None:
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS
@@ -230,6 +242,24 @@ class RLlibPPO:
                     "snapshots": to_torch(self.snapshots), "snapshots_taken": self.snapshots_taken,
                     "next_snapshot": self.next_snapshot, "num_timesteps": int(self.num_timesteps),
                     "iterations": self.iterations, "config": dict(vars(self.a))}, path)
+
+
+@contextlib.contextmanager
+def stop_between_iterations():
+    """Ctrl-C and SIGTERM noted (the yielded list fills), not raised: raised inside RLlib's
+    iteration they are lost in its sampling, which goes on; the loop stops at the next
+    iteration boundary instead."""
+    if threading.current_thread() is not threading.main_thread():
+        yield []
+        return
+    stopping = []
+    handlers = {sig: signal.signal(sig, lambda signum, frame: stopping.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stopping
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def to_torch(tree):
@@ -305,7 +335,10 @@ def build_config(config):
                                                    "reward_transform": config.training.reward_transform},
                      disable_env_checking=True)
         .env_runners(num_env_runners=a.num_env_runners, num_envs_per_env_runner=a.num_envs_per_env_runner,
-                     num_cpus_per_env_runner=1)
+                     num_cpus_per_env_runner=1,
+                     # RLlib drops a sample slower than its default 60 s (a loaded machine, a big
+                     # batch) and the iteration then trains on nothing: wait for it instead
+                     sample_timeout_s=None)
         .learners(num_learners=a.num_learners, num_gpus_per_learner=1 if device == "cuda" else 0,
                   learner_class=learner_class())
         .training(lr=a.lr, gamma=a.gamma, lambda_=a.lambda_, clip_param=a.clip_param, vf_clip_param=a.vf_clip_param,
