@@ -374,6 +374,10 @@ def test_a_wall_clock_cap_stops_training_and_a_resume_has_nothing_left(tmp_path,
     assert 0 < meta["timesteps"] < 1_000_000 and meta["training_seconds"] >= 1
     train_module.main(["--resume", str(run)])
     assert "nothing to train" in capsys.readouterr().out
+    # A longer cap is how long the run goes, not what it learns: a resume may raise it.
+    train_module.main(["--resume", str(run), "--set", "training.max_seconds=2", "--set",
+                       f"training.total_timesteps={meta['timesteps'] + 1}"])
+    assert json.loads((run / "checkpoint" / "meta.json").read_text())["timesteps"] > meta["timesteps"]
 
 
 def test_symlog_reward_transform_squashes_the_learner_reward_and_keeps_its_sign(tmp_path):

@@ -144,7 +144,9 @@ class Config(Section):
 
 
 # Keys a resumed run may change: how long and how it runs, not what it learns.
-RESUMABLE = ("training.total_timesteps", "checkpoints.", "vec.", "algorithm.device", "algorithm.torch_threads")
+# How long and how a run goes, never what it learns from: a resumed run may change these.
+RESUMABLE = ("training.total_timesteps", "training.max_seconds", "checkpoints.", "vec.", "algorithm.device",
+             "algorithm.torch_threads", "algorithm.num_env_runners", "algorithm.num_envs_per_env_runner")
 
 
 # ---------------------------------------------------------------- reading YAML
