@@ -33,7 +33,7 @@ from training.games import EnvHandle  # noqa: E402
 
 SETTINGS = {
     "craits": ("craits_v0", {"preset": "craits"}, "checkpoints/craits"),
-    "create (partnership)": ("craits_v0", {"preset": "create", "partnership": True}, None),
+    "create (partnership)": ("craits_v0", {"preset": "create", "partnership": True}, "checkpoints/create"),
     "pairs_draft": ("pairs_draft_v0", {}, "checkpoints/pairs_draft"),
 }
 
