@@ -10,24 +10,21 @@ played its own partner, in both seats of its side), on the env's rules as a game
 (whole games, not training episodes), from deal seed ``--seed``. meta.json's ``evaluation``
 gets each result with the ``python -m training.evaluate`` command that reproduces it; the
 training-time evaluation is kept beside them. The folder is written beside ``--to`` and
-renamed into place, so it is never half written; an existing ``--to`` is replaced only with
-``--replace``.
+renamed into place (``training.executor.replace_folder``), so it is never half written; an
+existing ``--to`` is replaced only with ``--replace``.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import shlex
-import shutil
 import sys
 from pathlib import Path
 
 from .checkpoint import read_meta
 from .evaluate import bot_layout, evaluate
+from .executor import replace_folder
 from .games import EnvHandle
-
-COPIED = ("meta.json", "policy.npz")
-
 
 def game_args(meta: dict) -> dict:
     """The env arguments of the bot's rules as ``training.evaluate`` takes them: the preset
@@ -58,18 +55,14 @@ def ship(source: Path, to: Path, games: int, seed: int = 0, processes: int = 1, 
     env = EnvHandle(meta["env_id"], args)
     own_partner = env.rule_args.get("partnership", False)  # as the shipped configs train (opponents.partner: learner)
     shipped = str(to)  # the bot is named by where it will live, in the results and the commands
-    staging = to.parent / f".{to.name}.shipping"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
-    for name in COPIED:
-        shutil.copyfile(source / name, staging / name)
     evaluation = {"format": "duplicate"}
     for opponent in ("heuristic", "random"):
         layout = bot_layout(env, shipped, opponent, own_partner)
         say(f"{shipped} vs {opponent}: {games} duplicate sets ...")
-        result = evaluate(env, [str(staging) if a == shipped else a for a in layout], games, seed=seed,
+        # played from the source folder: the same policy the shipped folder will hold
+        result = evaluate(env, [str(source) if a == shipped else a for a in layout], games, seed=seed,
                           processes=processes)
-        mine = result["agents"][str(staging)]
+        mine = result["agents"][str(source)]
         evaluation[opponent] = {
             "command": command(env.id, args, layout, games, seed),
             **{k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score", "mean_score_ci95")},
@@ -83,13 +76,8 @@ def ship(source: Path, to: Path, games: int, seed: int = 0, processes: int = 1, 
     if "evaluation" in meta:
         evaluation["training_time_evaluation"] = meta["evaluation"]
     meta["evaluation"] = evaluation
-    (staging / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-    old = to.parent / f".{to.name}.replaced"
-    shutil.rmtree(old, ignore_errors=True)
-    if to.exists():
-        to.rename(old)
-    staging.rename(to)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_folder(to, {"meta.json": (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(),
+                        "policy.npz": (source / "policy.npz").read_bytes()})
     return evaluation
 
 
