@@ -116,6 +116,28 @@ def test_rerun_skips_finished_trials(micro_run):
     assert again["markdown"] == first["markdown"]
 
 
+def test_finished_trials_kept_as_their_files_only_are_skipped(micro_run, tmp_path):
+    """A long benchmark is carried on elsewhere from the finished trials' FINISHED_FILES alone
+    (what gets committed): they are skipped, play in the league and give the same table."""
+    import shutil
+    out, first, _ = micro_run
+    kept = tmp_path / "micro"
+    for result in first["trials"]:
+        trial = Path("trials") / result["setting"] / result["algorithm"] / f"seed{result['seed']}"
+        for name in bm.FINISHED_FILES:
+            (kept / trial / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(out / trial / name, kept / trial / name)
+    again = bm.run_benchmark(bm.load_benchmark(data=micro(kept)), verbose=False)
+    assert again["ran"] == [] and len(again["skipped"]) == len(first["ran"])
+    assert again["leagues"]["create"]["played"] == first["leagues"]["create"]["played"] > 0
+    assert again["markdown"] == first["markdown"]
+    # the kept files of a trial whose evaluation changed can't be resumed: it trains anew
+    one = kept / "trials" / "create" / ALGORITHMS[0] / "seed0"
+    bench = bm.load_benchmark(data=micro(kept, eval_games=2))
+    trial = next(t for t in bm.plan_trials(bench, kept) if t.dir == one)
+    assert bm.trial_state(trial, bench) == "stale"
+
+
 def test_interrupted_trial_resumes_and_stale_one_restarts(micro_run):
     out, result, states = micro_run
     assert states["create/MaskablePPO/seed0"] == "resume" and states["create/MaskablePPO/seed1"] == "stale"

@@ -93,6 +93,9 @@ from .config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, Opponent
 from .schema import Number, Section
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
+# What a finished trial needs to count as finished, to play in the league and to be tabled: the
+# files to keep (commit) of a long benchmark, so that another machine carries on with the rest.
+FINISHED_FILES = ("config.yaml", RESULT_FILE, "checkpoint/meta.json", "checkpoint/policy.npz")
 TIMES_FILE = "evaluation_times.jsonl"  # wall-clock of each periodic evaluation, written by the trial process
 CURVE_OPPONENT = "heuristic"  # the periodic evaluations' opponent the curves show
 LEAGUE_AGENTS = "agents.json"  # beside a league folder: which checkpoints its matches were played with
@@ -323,12 +326,14 @@ def read_json(path: Path):
 
 
 def trial_state(trial: Trial, bench: BenchmarkConfig) -> str:
-    """``finished`` (its result matches the config: skipped), ``resume`` (a checkpoint to go on
-    from), ``stale`` (a folder without a checkpoint: killed before its first) or ``new``.
-    A trial trained with a config that differs in what it learns is refused."""
+    """``finished`` (its result matches the config: skipped; ``FINISHED_FILES`` are enough),
+    ``resume`` (a checkpoint to go on from), ``stale`` (a folder without a checkpoint to resume:
+    killed before its first, or only a finished trial's files kept) or ``new``. A trial trained
+    with a config that differs in what it learns is refused."""
     if not trial.dir.exists():
         return "new"
-    if not ((trial.dir / "config.yaml").is_file() and (trial.dir / "checkpoint" / "model.zip").is_file()):
+    resumable = (trial.dir / "checkpoint" / "model.zip").is_file()
+    if not ((trial.dir / "config.yaml").is_file() and (resumable or (trial.dir / "checkpoint" / "policy.npz").is_file())):
         return "stale"
     try:
         saved = load_config(trial.dir / "config.yaml")
@@ -343,9 +348,10 @@ def trial_state(trial: Trial, bench: BenchmarkConfig) -> str:
                              f"benchmark another out folder (--out), or remove {trial.dir}") from None
     result = read_json(trial.dir / RESULT_FILE)
     if (isinstance(result, dict) and result.get("config") == _comparable(trial.config)
-            and result.get("evaluation_settings") == _plain(evaluation_settings(bench))):
+            and result.get("evaluation_settings") == _plain(evaluation_settings(bench))
+            and (trial.dir / "checkpoint" / "policy.npz").is_file()):
         return "finished"
-    return "resume"
+    return "resume" if resumable else "stale"  # kept files of a finished trial whose evaluation changed
 
 
 # ---------------------------------------------------------------- one trial, in its own process
