@@ -11,8 +11,12 @@ Every path trains with the same PPO settings (``--rollout`` steps per rollout, s
 envs; batch 256, 4 epochs, MLP 128x128 tanh, one torch thread). Rows are learner steps/s
 (the steps the learner acts on) and the ratios to the tutorial pattern with the same N and
 with its best N, for both games, with heuristic and with policy opponents (the shipped bot),
-for every N of ``--n``. Figures of one
-run compare with each other; absolute steps/s depend on the machine and its load.
+for every N of ``--n``; each row also gives the time of its PPO updates per learner step and
+their share. The updates of a game cost the same on every path (same settings, same rollout
+size; a game's larger observations make them dearer than connect_four's), so the last lines
+print the ceiling they set: the learner steps/s a path would reach if everything else were
+free, as a multiple of the tutorial at its best. Figures of one run compare with each
+other; absolute steps/s depend on the machine and its load.
 ``benchmarks/training_profile.py`` shows where the time goes.
 
 Run from the repository root::
@@ -49,12 +53,21 @@ def model_for(venv, config):
     return new_model(config, venv)
 
 
-def timed_learn(model, steps: int) -> float:
-    """Learner steps/s of ``model.learn(steps)`` after one warm-up rollout."""
+def timed_learn(model, steps: int) -> tuple[float, float]:
+    """Learner steps/s of ``model.learn(steps)`` after one warm-up rollout, and the seconds per
+    learner step spent in the PPO updates (``model.train``) among them."""
     model.learn(model.n_steps * model.n_envs)
+    updating, train = [0.0], model.train
+
+    def timed_train():
+        began = time.perf_counter()
+        train()
+        updating[0] += time.perf_counter() - began
+    model.train = timed_train  # learn() calls self.train() after every rollout
     start, before = time.perf_counter(), model.num_timesteps
     model.learn(steps, reset_num_timesteps=False)
-    return (model.num_timesteps - before) / (time.perf_counter() - start)
+    done = model.num_timesteps - before
+    return done / (time.perf_counter() - start), updating[0] / done
 
 
 def batched(env_id, opponents, n, rollout, steps, workers) -> float:
@@ -142,23 +155,32 @@ def main(argv=None):
     base = {}  # N -> the tutorial pattern's learner steps/s with N envs
     for n in map(int, args.n.split(",")):
         try:
-            base[n] = tutorial(args.rollout, args.steps, n)
-            print(f"tutorial pattern (connect_four, N={n}, n_steps {args.rollout // n}): {base[n]:,.0f} learner steps/s")
+            base[n], update = tutorial(args.rollout, args.steps, n)
+            print(f"tutorial pattern (connect_four, N={n}, n_steps {args.rollout // n}): {base[n]:,.0f} learner steps/s"
+                  f"  (PPO updates {update * 1e6:.0f} us/step, {update * base[n]:.0%})")
         except ImportError as exc:
             print(f"skipped the tutorial pattern: {exc} (pip install -e '.[bench]')")
             break
     best = max(base.values(), default=None)  # the goal compares with the tutorial at its best N
-    rows = []
+    rows, least_update = [], {}
     paths = {"batched": batched, "dummy": dummy}
     for env_id in args.games.split(","):
         for opponents in args.opponents.split(","):
             for n in map(int, args.n.split(",")):
                 for path in args.paths.split(","):
-                    rate = paths[path](env_id, opponents, n, args.rollout, args.steps, args.workers)
-                    rows.append((env_id, opponents, n, path, rate))
-                    ratio = f"{rate / base[n]:.2f}x the tutorial at N={n}, {rate / best:.2f}x at its best" if base else ""
-                    print(f"{env_id:<15} {opponents:<10} N={n:<4} {path:<8} {rate:>8,.0f} learner steps/s  {ratio}",
-                          flush=True)
+                    rate, update = paths[path](env_id, opponents, n, args.rollout, args.steps, args.workers)
+                    rows.append((env_id, opponents, n, path, rate, update))
+                    least_update[env_id] = min(update, least_update.get(env_id, update))
+                    ratio = f"  {rate / base[n]:.2f}x the tutorial at N={n}, {rate / best:.2f}x at its best" if base else ""
+                    print(f"{env_id:<15} {opponents:<10} N={n:<4} {path:<8} {rate:>8,.0f} learner steps/s  "
+                          f"(PPO updates {update * 1e6:.0f} us/step, {update * rate:.0%}){ratio}", flush=True)
+    if best:
+        # The PPO updates cost the same on every path of a game (same settings, same rollout
+        # size), so they alone bound what any faster rollout collection can reach.
+        print(f"\nceiling: with everything but the PPO updates free, a game's path would reach at most "
+              f"1 / (its least update time per step) learner steps/s, as a multiple of the tutorial at its best:")
+        for env_id, update in least_update.items():
+            print(f"  {env_id:<15} {1 / update:>8,.0f} learner steps/s = {1 / update / best:.2f}x")
     return rows
 
 

@@ -32,5 +32,5 @@ def test_training_speed_runs(capsys):
     rows = _load("training_speed").main(["--games", "pairs_draft_v0", "--opponents", "policy", "--n", "4",
                                          "--rollout", "64", "--steps", "64"])
     assert [(row[0], row[3]) for row in rows] == [("pairs_draft_v0", "batched"), ("pairs_draft_v0", "dummy")]
-    assert all(row[4] > 0 for row in rows)
+    assert all(row[4] > 0 and row[5] > 0 for row in rows)  # steps/s, PPO update seconds per step
     assert "learner steps/s" in capsys.readouterr().out
