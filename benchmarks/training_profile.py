@@ -118,10 +118,12 @@ def profile(config, env, steps: int) -> tuple[Timers, float, int]:
 
     from training.agents import PolicyAgent, RandomAgent
     from training.callback import save_snapshot, uses_self_play
+    from training.executor import limit_threads
     from training.learner_env import OpponentPool
     from training.train import make_vec_env, new_model
 
     torch.set_num_threads(config.algorithm.torch_threads)
+    limit_threads(config.algorithm.torch_threads)  # numpy's BLAS too, as training.train does
     raw_cls, heuristic_cls = type(env.raw), type(env.spec.heuristic(env.raw))
     timers = Timers()
     targets = [(RandomAgent, "act", OPPONENT_ROWS[0]), (heuristic_cls, "act", OPPONENT_ROWS[1]),

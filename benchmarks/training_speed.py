@@ -152,6 +152,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import torch
     torch.set_num_threads(PPO["torch_threads"])
+    from training.executor import limit_threads
+    limit_threads(PPO["torch_threads"])  # numpy's BLAS too, as training.train does
     base = {}  # N -> the tutorial pattern's learner steps/s with N envs
     for n in map(int, args.n.split(",")):
         try:

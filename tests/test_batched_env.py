@@ -83,3 +83,15 @@ def test_games_split_over_worker_processes_play_the_same(tmp_path):
         assert split.get_attr("learner_seat") == one.get_attr("learner_seat")
     finally:
         split.close()
+
+
+def test_limit_threads_caps_numpy_blas():
+    """Training, env workers and pool workers run numpy's BLAS on one thread each (policy
+    opponents: small matrices, a process per core)."""
+    from threadpoolctl import threadpool_info
+
+    from training.executor import limit_threads
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas, "numpy links a BLAS that threadpoolctl sees"
+    limit_threads(1)
+    assert {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"} == {1}

@@ -49,6 +49,22 @@ PACKAGES = ("envs", "training")  # the code the workers get
 EXCLUDES = ["__pycache__", "*.pyc"]
 
 
+def limit_threads(n: int = 1) -> None:
+    """At most ``n`` threads for numpy's BLAS in this process (torch has its own setting).
+    Policy opponents and numpy bots multiply small matrices: extra BLAS threads gain nothing
+    there, and with a process on every core (trials, pool workers, env workers) they spin
+    waiting on each other: a batched opponent call took 37x longer on a loaded 2-core machine
+    (``benchmarks/training_profile.py --pool checkpoints/craits``)."""
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(n, user_api="blas")
+
+
+def _pool_worker_init(init) -> None:
+    limit_threads(1)  # one process per core
+    if init:
+        init[0](*init[1])
+
+
 class ExecutorError(ValueError):
     """Ray missing, unreachable, or a task that failed for good: the message says what to do."""
 
@@ -137,16 +153,15 @@ class LocalExecutor:
                 init[0](*init[1])
             yield from enumerate(map(fn, tasks))
             return
-        initializer, initargs = init or (None, ())
-        with multiprocessing.get_context("spawn").Pool(min(self.processes, len(tasks)), initializer, initargs) as pool:
+        with multiprocessing.get_context("spawn").Pool(min(self.processes, len(tasks)), _pool_worker_init,
+                                                       (init,)) as pool:
             yield from enumerate(pool.imap(fn, tasks, chunksize))
 
 
 def _run_chunk(fn, init, packed, tasks):
     """A Ray task: the chunk's results, with the agents' files on this worker's disk."""
     with agent_copies(packed):
-        if init:
-            init[0](*init[1])
+        _pool_worker_init(init)
         return [fn(task) for task in tasks]
 
 

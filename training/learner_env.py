@@ -333,6 +333,8 @@ def _shard_worker(conn, env, make_table, ranks) -> None:
     """A worker process's games: a ``BatchedLearnerEnv`` over ``make_table(rank)`` for its ranks."""
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's: it checkpoints, then ends us
+    from .executor import limit_threads
+    limit_threads(1)  # a worker per core
     venv = BatchedLearnerEnv(env, [make_table(rank) for rank in ranks])
     while True:
         command, payload = conn.recv()

@@ -152,7 +152,9 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     import torch
 
     from .callback import RunCallback, save_snapshot, uses_self_play
+    from .executor import limit_threads
     torch.set_num_threads(config.algorithm.torch_threads)
+    limit_threads(config.algorithm.torch_threads)  # numpy's too: policy opponents
     previous = read_meta(run_dir / "checkpoint") if resume else {}
     start = previous.get("timesteps", 0)
     remaining = config.training.total_timesteps - start
