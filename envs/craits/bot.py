@@ -14,58 +14,70 @@ from .game import (BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NINE, SEVE
                    UNANNOUNCED)
 from .rules import Rules
 
+# A play's value (higher first, ties to the lower card) is one table entry plus the suit term,
+# worked out once per rule, not per card and decision:
+#   _RANK_VALUES[keep_wilds][next player][rank] + _SUIT_WEIGHT[rank] * (other cards of its suit)
+# - its points, less 80 for an 8 or 9 while more than two cards are left (keep_wilds): a wild
+#   card is worth more kept than shed;
+# - the next player: about to go out, hit them with a 2, 4, 5 (or a 7 when it reaches them);
+#   otherwise a 2 costs a partner and pushes an opponent;
+# - 2 per other card of its suit, to keep a suit to follow with next turn; 5 more for a 6,
+#   whose extra turn sheds another.
+_OUT_SOON_SEVEN_HITS, _OUT_SOON, _PARTNER_NEXT, _OPPONENT_NEXT = range(4)  # the next player
+_HITS = {TWO: 100, FOUR: 80, FIVE: 50}
+_NEXT_BONUS = (_HITS | {SEVEN: 60}, _HITS, {TWO: -40}, {TWO: 10})  # by next player, then rank
+_RANK_VALUES = tuple(tuple(tuple(CARD_POINTS[rank] - (80 if keep_wilds and rank in (EIGHT, NINE) else 0)
+                                 + bonus.get(rank, 0) for rank in range(13))
+                           for bonus in _NEXT_BONUS) for keep_wilds in (False, True))
+_SUIT_WEIGHT = tuple(7 if rank == SIX else 2 for rank in range(13))
+
 
 class CraitsHeuristic(HeuristicBot):
     def __init__(self, rules: Rules = Rules()):
         self.rules = rules  # the seven's target decides whom a 7 hits
 
-    def choose(self, observation: np.ndarray, legal: np.ndarray) -> int:
-        hand = np.flatnonzero(observation[HAND:HAND + 52])
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        legal = np.asarray(action_mask).ravel().nonzero()[0].tolist()  # np.flatnonzero's, without its overhead
+        if len(legal) == 1:  # a forced move needs no thought
+            return legal[0]
+        return self.choose(observation, legal)
+
+    def choose(self, observation: np.ndarray, legal) -> int:
+        hand = observation[HAND:HAND + 52].nonzero()[0].tolist()
+        item = observation.item  # plain floats: numpy scalars are slow to compare
         if legal[0] >= SUIT_ACTION:
-            return self._name_suit(legal, hand, observation[PHASE + BLIND_SUIT] > 0)
-        plays = [int(a) for a in legal if a < UNANNOUNCED]  # always announce
-        if observation[PHASE + CRANK] > 0:
-            return max(plays, key=lambda c: (c >> 2 == TWO, c))  # a 2 raises the count most
-        return max(plays, key=self._play_values(hand, observation))
+            return self._name_suit(legal, hand, item(PHASE + BLIND_SUIT) > 0)
+        if item(PHASE + CRANK) > 0:  # a 2 raises the count most, then the highest card
+            plays = [int(a) for a in legal if a < UNANNOUNCED]
+            return max(plays, key=lambda c: (c >> 2 == TWO, c))
+        others = int(sum(observation[OTHERS + PRESENT:OTHERS + MAX_OTHERS * SLOT_SIZE:SLOT_SIZE].tolist()))
+        base = OTHERS + (0 if item(DIRECTION) > 0 else others - 1) * SLOT_SIZE  # the next player's slot
+        if item(base + PARTNER) > 0:
+            next_player = _PARTNER_NEXT
+        elif item(base + ONE_CARD) > 0:
+            next_player = _OUT_SOON_SEVEN_HITS if self.rules.seven_target == "next" or others == 1 else _OUT_SOON
+        else:
+            next_player = _OPPONENT_NEXT
+        values = _RANK_VALUES[len(hand) > 2][next_player]
+        suits = [0, 0, 0, 0]
+        for card in hand:
+            suits[card & 3] += 1
+        best = best_value = None
+        for card in legal:  # sorted: the plays, then the same unannounced (always announce)
+            if card >= UNANNOUNCED:
+                break
+            rank = card >> 2
+            value = values[rank] + _SUIT_WEIGHT[rank] * (suits[card & 3] - 1)  # the card itself is in the hand
+            if best is None or value > best_value:
+                best, best_value = card, value
+        return int(best)
 
     @staticmethod
     def _name_suit(legal, hand, blind: bool) -> int:
         if blind:
             return int(legal[0])
-        counts = np.zeros(4)
+        counts = [0.0] * 4
         for card in hand:
             if card >> 2 not in (EIGHT, NINE):
                 counts[card & 3] += 1 + CARD_POINTS[card >> 2] / 100  # ties: the suit with more points to shed
         return int(max(legal, key=lambda a: counts[a - SUIT_ACTION]))
-
-    def _play_values(self, hand, observation):
-        """A card's value to play now (higher first, ties to the lower card): what the position
-        says about the next player and the hand, worked out once for every card."""
-        others = int(observation[OTHERS + PRESENT:OTHERS + MAX_OTHERS * SLOT_SIZE:SLOT_SIZE].sum())
-        next_slot = 0 if observation[DIRECTION] > 0 else others - 1
-        base = OTHERS + next_slot * SLOT_SIZE
-        next_is_partner = observation[base + PARTNER] > 0
-        next_about_out = observation[base + ONE_CARD] > 0 and not next_is_partner
-        hits_next = {TWO: 100, FOUR: 80, FIVE: 50}
-        if self.rules.seven_target == "next" or others == 1:
-            hits_next[SEVEN] = 60
-        suits = [0, 0, 0, 0]
-        for c in hand.tolist():
-            suits[c & 3] += 1
-        keep_wilds = len(hand) > 2
-
-        def value(card: int):
-            rank = card >> 2
-            value = float(CARD_POINTS[rank])
-            if rank in (EIGHT, NINE) and keep_wilds:
-                value -= 80  # a wild card is worth more kept than shed
-            same_suit = suits[card & 3] - 1  # the card itself is in the hand
-            value += 2 * same_suit  # keep a suit to follow with next turn
-            if rank == SIX:
-                value += 5 * same_suit  # the extra turn sheds another card
-            if next_about_out:
-                value += hits_next.get(rank, 0)
-            elif rank == TWO:
-                value += -40 if next_is_partner else 10
-            return value, -card
-        return value

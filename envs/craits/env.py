@@ -111,6 +111,7 @@ A deal cut by the 10,000-action safety net ends the episode with ``truncations``
 from __future__ import annotations
 
 import dataclasses
+import struct
 
 import numpy as np
 
@@ -128,16 +129,34 @@ PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN = 
 SLOT_SIZE = 8
 MAX_OTHERS = 4
 OBS_SIZE = OTHERS + MAX_OTHERS * SLOT_SIZE
-# _encode writes everything from CRANK_COUNT on in one run, in this order:
+# _encode writes the blocks back to back, in this order:
+assert (HAND, SEEN, TOP, SUIT, PHASE, CRANK_COUNT) == (0, 52, 104, 156, 160, PHASE + OVER)
 assert (DIRECTION, STOCK, DEAL, DEAL_SIZE, OWN) == tuple(range(CRANK_COUNT + 1, CRANK_COUNT + 6))
 assert OTHERS == OWN + 4
 EPISODES = ("game", "deal")
 REWARDS = ("deal", "win")
 
 
-def _two_bit_sets(first: int, second: int) -> np.ndarray:
-    """Two 52-bit sets -> 104 zeros and ones, in one unpackbits call."""
-    return np.unpackbits(np.frombuffer((first | second << 52).to_bytes(13, "little"), np.uint8), bitorder="little")
+# The encoder assembles an observation as one byte string of native float32s from precomputed
+# pieces and copies it in once: a numpy call per piece (zeroing, unpacking bits, slice
+# writes) costs more than the pieces themselves.
+_F32 = np.dtype(np.float32)
+
+
+def _floats(*values) -> bytes:
+    return struct.pack(f"={len(values)}f", *values)
+
+
+_BYTE_BITS = tuple(_floats(*(b >> i & 1 for i in range(8))) for b in range(256))  # a byte's 8 bits, low first
+_TOP_ONE_HOT = tuple(_floats(*(c == card for c in range(52))) for card in range(52))
+# SUIT and PHASE together, by suit then phase (no phase flag once the game is over)
+_SUIT_PHASE = tuple(tuple(_floats(*(s == suit for s in range(4)), *(p == phase for p in range(OVER)))
+                          for phase in range(OVER + 1)) for suit in range(4))
+# Per number of players n: the other seats in slot order from each seat, the packer of the
+# scalars from CRANK_COUNT on (n - 1 slots) and the zeros of the absent slots.
+_SLOT_SEATS = {n: tuple(tuple((seat + k) % n for k in range(1, n)) for seat in range(n)) for n in range(2, 6)}
+_SCALARS = {n: struct.Struct(f"={OTHERS - CRANK_COUNT + (n - 1) * SLOT_SIZE}f") for n in range(2, 6)}
+_ABSENT_SLOTS = {n: bytes(4 * (MAX_OTHERS - n + 1) * SLOT_SIZE) for n in range(2, 6)}
 
 
 class raw_env(CardGameEnv):
@@ -196,31 +215,39 @@ class raw_env(CardGameEnv):
     def _encode(self, seat: int, obs: np.ndarray) -> None:
         game = self.game
         n = game.num_players
-        obs[:] = 0.0
         phase = game.phase_id
-        obs[HAND:TOP] = _two_bit_sets(game.hand_bits[seat] if phase != BLIND_SUIT else 0, game.discard_bits)
-        obs[TOP + game.discard[-1]] = 1.0
-        obs[SUIT + game.suit_id] = 1.0
-        if phase != OVER:
-            obs[PHASE + phase] = 1.0
+        hands = game.hand_bits
+        # HAND and SEEN: 104 bits, 13 bytes
+        bits = (hands[seat] if phase != BLIND_SUIT else 0) | game.discard_bits << 52
+        parts = [_BYTE_BITS[byte] for byte in bits.to_bytes(13, "little")]
+        parts.append(_TOP_ONE_HOT[game.discard[-1]])
+        parts.append(_SUIT_PHASE[game.suit_id][phase])
         deals = game.rules.deals
-        hands, scores, pressures = game.hand_bits, game.totals, game.pressures
-        lose_turn, announced = game.lose_turn, game.announced
-        partner = game.partner(seat)
+        pressures, lose_turn, announced = game.pressures, game.lose_turn, game.announced
+        partner = (seat + 2) % 4 if game.rules.partnership else None  # game.partner(seat), without the call
         # Game scores / 100, clipped to ±10: pressure penalties double without bound, and one
         # huge input would swamp the others.
-        score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in scores]
-        scalars = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
-                   deals[game.deal_index] / 8.0,
-                   # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
-                   hands[seat].bit_count() / 10.0, score[seat], pressures[seat] / 10.0, lose_turn[seat]]
-        for k in range(1, n):
-            other = (seat + k) % n
+        score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in game.totals]
+        values = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
+                  deals[game.deal_index] / 8.0,
+                  # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
+                  hands[seat].bit_count() / 10.0, score[seat], pressures[seat] / 10.0, lose_turn[seat]]
+        for other in _SLOT_SEATS[n][seat]:
             size = hands[other].bit_count()
             # PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN
-            scalars += (1.0, size / 10.0, size == 1, announced[other], other == partner,
-                        score[other], pressures[other] / 10.0, lose_turn[other])
-        obs[CRANK_COUNT:CRANK_COUNT + len(scalars)] = scalars
+            values += (1.0, size / 10.0, size == 1, announced[other], other == partner,
+                       score[other], pressures[other] / 10.0, lose_turn[other])
+        parts.append(_SCALARS[n].pack(*values))
+        parts.append(_ABSENT_SLOTS[n])
+        data = b"".join(parts)
+        if obs.dtype is _F32:
+            try:
+                memoryview(obs).cast("B")[:] = data  # a plain copy
+                return
+            except TypeError:  # not contiguous (or read-only: numpy's own error below)
+                pass
+        obs[:] = np.frombuffer(data, np.float32)
+
 
 def env(**kwargs):
     return wrap(raw_env(**kwargs))
