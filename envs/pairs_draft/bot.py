@@ -8,112 +8,253 @@ adds least. In the rounds it pairs a number already on the table whenever it can
 last it knows the outcome of each card; otherwise it weighs the chance that its card pairs
 or stays the lowest against the chance that it ends the highest unpaired card, and keeps
 cards that can still pair for later rounds.
+
+The rule itself (``draft_choice``, ``play_choice``) works on plain counts, so the search's
+rollout rule (``envs.pairs_draft.view.heuristic_action``) runs the very same code on the
+engine. A decision is a few dozen float operations on ten numbers: plain Python over
+lists, since numpy's per-call cost would dominate arrays this small.
 """
 from __future__ import annotations
 
 import math
+from itertools import accumulate, compress
+from typing import NamedTuple
 
 import numpy as np
 
 from ..bot import HeuristicBot
-from .env import (COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, PAIRED, PHASE, SEAT_SIZE, SEATS, START, TRICK, TRICK_SLOT,
-                  UNSEEN, result)
-from .game import FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, Play, score_counts, take_round
+from .env import COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, INSTANT_WIN_BONUS, PAIRED, PHASE, SEAT_SIZE, SEATS, START, \
+    TRICK, TRICK_SLOT, UNSEEN
+from .game import _COPY_POINTS, _KIND_POINTS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS
 
 DRAFT_PHASE, DISCARD_PHASE = PHASE, PHASE + 1
-_NUMBERS = np.arange(1, NUM_ACTIONS + 1)
+_ACTIONS = range(NUM_ACTIONS)
 # Draft: value of a card by the copies of its number already held (0, 1, 2, ...), less
 # LOW_PREFERENCE per point of the number. Tuned against uniform random play, where low
 # cards are worth most.
-_SET_BONUS = np.array([4.0, 2.0, 2.0, 2.0, 0.5] + [0.0] * 6)
+_SET_BONUS = (4.0, 2.0, 2.0, 2.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 LOW_PREFERENCE = 0.5
+# _DRAFT_VALUE[held][a]: one more card of number a + 1 with ``held`` copies already held.
+_DRAFT_VALUE = tuple(tuple(bonus - LOW_PREFERENCE * (a + 1) for a in _ACTIONS) for bonus in _SET_BONUS)
+_MAX_HELD = len(_SET_BONUS) - 1  # more copies held count as this many
 # Rounds: a face-up card is worth its points gain plus FACE_UP_BASE, plus SET_GROWTH per
 # further copy in hand (up to 2); pairing now adds PAIR_NOW; a card that can still pair is
 # worth up to KEEP more kept for later.
 FACE_UP_BASE, SET_GROWTH, PAIR_NOW, KEEP = 1.0, 0.5, 4.0, 0.8
+_KEEP = tuple(KEEP * unseen / 3 for unseen in range(4))  # by unseen copies, at most 3
+_COPIES_WIN = len(_COPY_POINTS)  # this many copies of a number face up win at once
+
+# The legal actions of every 0/1 action mask (int8 or bool), by its bytes: a dict lookup
+# instead of np.flatnonzero (the lists are shared: read only).
+_LEGAL = {bytes(bits): list(compress(_ACTIONS, bits))
+          for bits in ([m >> a & 1 for a in _ACTIONS] for m in range(1, 1 << NUM_ACTIONS))}
+# The count fields the play rule reads: own hand, unseen copies, own face-up and face-down
+# cards, every slot's hand size.
+_COUNT_FIELDS = np.r_[HAND:HAND + NUM_ACTIONS, UNSEEN:UNSEEN + NUM_ACTIONS, SEATS:SEATS + FACE_DOWN + 1,
+                      SEATS + HAND_SIZE:SEATS + NUM_PLAYERS * SEAT_SIZE:SEAT_SIZE]
+# The start player's slot and the trick fields, by their bytes -> ``_read_table``: games
+# show about a thousand distinct ones, so each is read once and looked up after.
+_TABLES = {}
+_MAX_TABLES = 100_000
 
 
-def _counts(observation, start: int) -> np.ndarray:
-    return np.rint(observation[start:start + NUM_ACTIONS] * COUNT_SCALE).astype(np.int64)
+def _counts(field: np.ndarray) -> np.ndarray:
+    """The counts in observation values (``COUNT_SCALE`` undone)."""
+    return np.rint(field * COUNT_SCALE).astype(np.int64)
+
+
+def draft_choice(own, legal, discard: bool = False) -> int:
+    """The pick (or with ``discard``, the discard) from ``own`` cards (counts): the number a
+    further copy adds most to (a new number, then copies towards a set; low numbers first,
+    as they are safe when they do not pair); the discard is the card that adds least.
+    Ties go to the lower number."""
+    best, best_value = legal[0], None
+    for a in legal:
+        held = own[a] - discard
+        value = _DRAFT_VALUE[held if 0 <= held <= _MAX_HELD else (0 if held < 0 else _MAX_HELD)][a]
+        if discard:
+            value = -value
+        if best_value is None or value > best_value:
+            best, best_value = a, value
+    return best
+
+
+class Round(NamedTuple):
+    """This round's plays as the play rule reads them (``read_round``)."""
+    values: tuple  # the plays' values in order: forced cards count 11
+    top: int  # the highest unpaired value; 0 if none (every number beats it)
+    bottom: int  # the lowest unpaired value; 99 if none (every number is under it)
+    has_pair: bool
+    pairable: int  # bits (a: number a + 1) of the numbers on the table not paired yet: playing one pairs it
+
+
+def read_round(trick, paired: int) -> Round:
+    """``Round`` of the ``trick`` so far (``(number, forced)`` pairs in play order) and the
+    ``paired`` numbers (bit a: number a + 1)."""
+    values = []
+    forced_on_table = on_table = 0
+    for n, f in trick:
+        if f:
+            forced_on_table += 1
+            values.append(FORCED_VALUE)
+        else:
+            on_table |= 1 << (n - 1)
+            values.append(n)
+    top, bottom = 0, 99
+    for (n, f), value in zip(trick, values):
+        if forced_on_table == 1 if f else not paired >> (n - 1) & 1:
+            top, bottom = max(top, value), min(bottom, value)
+    return Round(tuple(values), top, bottom, bool(paired) or forced_on_table > 1, on_table & ~paired)
+
+
+def play_choice(legal, forced: bool, hand, unseen, face_up, face_down: int, can_keep: bool, later_sizes,
+                round_: Round) -> int:
+    """The play in the rounds, from what the seat sees: ``legal`` actions (all free, or all
+    ``forced``), its ``hand``, the ``unseen`` copies (not negative), its ``face_up`` counts
+    and ``face_down`` count, whether it keeps cards after this one (``can_keep``), the hand
+    sizes of the seats still to play after it (``later_sizes``) and the round so far.
+
+    Each card's face-up gain is weighed by the chance it pairs or stays the lowest, against
+    the chance it ends the highest unpaired card, less what it is worth kept for later;
+    the first best card wins. Parts shared by several cards (the gain of a card with so
+    many copies face up, the chance to pair with so many copies unseen) are worked out once."""
+    below = list(accumulate(unseen, initial=0))  # below[a]: unseen cards with numbers under a + 1
+    pool = below[NUM_ACTIONS] or 1
+    kinds = copy_points = fives = 0
+    for copies in face_up:
+        if copies:
+            kinds += 1
+            if copies >= _COPIES_WIN:
+                fives += 1
+            else:
+                copy_points += _COPY_POINTS[copies]
+    now = _result_of(kinds, copy_points, fives, face_down)
+    later = len(later_sizes)
+    values, top, bottom, has_pair, pairable = round_
+    if forced:
+        pairable = 0
+    down_cost = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
+    face_up_gains = {}  # copies face up -> points one more adds, plus FACE_UP_BASE
+    pair_chances = {}  # copies unseen -> chance a later seat pairs the card
+    best, best_value = legal[0], -math.inf
+    for a in legal:
+        copies = face_up[a]
+        gain = face_up_gains.get(copies)
+        if gain is None:
+            if copies == 0:
+                after = _result_of(kinds + 1, copy_points, fives, face_down)
+            elif copies + 1 >= _COPIES_WIN:
+                after = _result_of(kinds, copy_points - _COPY_POINTS[copies] if copies < _COPIES_WIN else copy_points,
+                                   fives + (copies < _COPIES_WIN), face_down)
+            else:
+                after = _result_of(kinds, copy_points - _COPY_POINTS[copies] + _COPY_POINTS[copies + 1], fives,
+                                   face_down)
+            gain = face_up_gains[copies] = after - now + FACE_UP_BASE
+        held = hand[a]  # SET_GROWTH per further copy in hand, up to 2
+        if held >= 2:
+            gain += SET_GROWTH if held == 2 else 2 * SET_GROWTH
+        u = unseen[a]
+        keep = (_KEEP[u] if u < 3 else _KEEP[3]) if can_keep else 0.0
+        number = FORCED_VALUE if forced else a + 1
+        if not later:  # last to play: the outcome of each card is known
+            up, down = _last_outcome(values, number)
+            value = up * gain - down - keep
+        elif pairable >> a & 1:
+            value = gain + PAIR_NOW - keep  # pairs now: face up for sure
+        else:
+            if forced:
+                p_pair = p_higher = 0.0
+            else:
+                p_pair = pair_chances.get(u)
+                if p_pair is None:
+                    miss = 1 - u / pool
+                    no_pair = 1
+                    for k in later_sizes:
+                        no_pair *= miss ** k
+                    p_pair = pair_chances[u] = 1.0 - no_pair
+                p_higher = (below[NUM_ACTIONS] - below[number]) / pool  # one later card beats it
+            p_highest = (1 - p_higher) ** later if number > top else 0.0
+            p_lowest = (1 - below[a] / pool) ** later if not has_pair and number < bottom else 0.0
+            value = p_pair * gain + (1 - p_pair) * (p_lowest * gain - p_highest * down_cost) - keep
+        if value > best_value:
+            best, best_value = a, value
+    return best
+
+
+def _result_of(kinds: int, copy_points: int, fives: int, face_down: int) -> int:
+    """``score_counts`` from its parts (distinct numbers, copy points, numbers with 5+
+    copies), plus the instant-win bonus: the env's ``result``."""
+    if kinds == NUM_ACTIONS:
+        return copy_points - face_down + INSTANT_WIN_BONUS
+    return copy_points + _KIND_POINTS[kinds] - face_down + INSTANT_WIN_BONUS * (fives > 0)
+
+
+def _last_outcome(values, own: int) -> tuple[int, int]:
+    """(face-up, face-down) cards the last player gets by adding a card of value ``own``
+    to a round of ``values`` (forced cards as 11), by the rule of ``game.take_round``: a
+    paired card stays face up; with no pair at all the lowest card stays face up; the
+    highest unpaired card takes every unpaired card (but that lowest) face down."""
+    if own in values:
+        return 1, 0
+    unpaired = [v for v in values if values.count(v) == 1]
+    if len(unpaired) == len(values):  # no pair at all
+        if not values or own < min(values):
+            return 1, 0
+        return (0, len(values)) if own > max(values) else (0, 0)
+    return (0, len(unpaired) + 1) if not unpaired or own > max(unpaired) else (0, 0)
 
 
 class PairsDraftHeuristic(HeuristicBot):
-    def choose(self, observation: np.ndarray, legal: np.ndarray) -> int:
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        """``HeuristicBot.act``, the legal actions of a 0/1 mask looked up."""
+        legal = _LEGAL.get(action_mask.tobytes()) if isinstance(action_mask, np.ndarray) else None
+        if legal is None:  # not a 0/1 mask of ten bytes
+            legal = np.flatnonzero(action_mask).tolist()
+        if len(legal) == 1:  # a forced move needs no thought
+            return legal[0]
+        return self.choose(observation, legal)
+
+    def choose(self, observation: np.ndarray, legal) -> int:
+        if type(legal) is not list:
+            legal = np.asarray(legal).tolist()
         if observation[DRAFT_PHASE] > 0:
-            values = self._draft_values(_counts(observation, HAND))
-        elif observation[DISCARD_PHASE] > 0:
-            values = -self._draft_values(_counts(observation, HAND) - 1)  # the card that adds least goes
-        else:
-            values = self._play_values(observation, legal)
-        return int(legal[np.argmax(values[legal])])
-
-    # -- draft and discard ------------------------------------------------------------
+            return draft_choice(_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal)
+        if observation[DISCARD_PHASE] > 0:
+            return draft_choice(_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal, discard=True)
+        return self._play(observation, legal)
 
     @staticmethod
-    def _draft_values(own) -> np.ndarray:
-        """How much one more card of each number adds to ``own`` cards: a new number most
-        (distinct numbers score, and can pair whatever is played), then copies towards a
-        set; low numbers first, as they are safe when they do not pair."""
-        return _SET_BONUS[np.clip(own, 0, NUM_ACTIONS)] - LOW_PREFERENCE * _NUMBERS
+    def _play(observation, legal) -> int:
+        """``play_choice`` on the fields of the observation (slot 0 is this seat)."""
+        counts = _counts(observation[_COUNT_FIELDS]).tolist()  # the fields in _COUNT_FIELDS order:
+        hand, unseen, face_up = counts[0:10], counts[10:20], counts[20:30]
+        face_down, sizes = counts[30], counts[31:]  # sizes by slot
+        unseen = [u if u > 0 else 0 for u in unseen]  # may be in the others' hands
+        key = observation[START:START + NUM_PLAYERS].tobytes() + observation[TRICK:PAIRED + NUM_ACTIONS].tobytes()
+        table = _TABLES.get(key)
+        if table is None:
+            table = _read_table(observation)
+            if len(_TABLES) < _MAX_TABLES:
+                _TABLES[key] = table
+        later_slots, paired, round_ = table
+        forced = bool(paired) and all(paired >> a & 1 for a in legal)  # a legal paired number is a forced card
+        later_sizes = [sizes[slot] for slot in later_slots]
+        return play_choice(legal, forced, hand, unseen, face_up, face_down, sizes[0] > 1, later_sizes, round_)
 
-    # -- rounds -----------------------------------------------------------------------
 
-    def _play_values(self, observation, legal) -> np.ndarray:
-        # Plain Python over a few numbers: numpy's per-call cost dominated on 10-element arrays.
-        hand = _counts(observation, HAND).tolist()
-        unseen = [max(u, 0) for u in _counts(observation, UNSEEN).tolist()]  # may be in the others' hands
-        seats = np.rint(observation[SEATS:].reshape(NUM_PLAYERS, SEAT_SIZE) * COUNT_SCALE).astype(np.int64)
-        face_up, face_down, hand_sizes = seats[0, :NUM_ACTIONS].tolist(), int(seats[0, FACE_DOWN]), seats[:, HAND_SIZE]
-        start = int(np.argmax(observation[START:START + NUM_PLAYERS]))
-        slots = observation[TRICK:TRICK + NUM_PLAYERS * TRICK_SLOT].reshape(NUM_PLAYERS, TRICK_SLOT)
-        played = slots[:, :NUM_ACTIONS].any(axis=1).tolist()
-        trick = [(n + 1, f > 0) for n, f, p in zip(slots[:, :NUM_ACTIONS].argmax(axis=1).tolist(),
-                                                   slots[:, NUM_ACTIONS].tolist(), played) if p]  # (number, forced)
-        paired = (observation[PAIRED:PAIRED + NUM_ACTIONS] > 0).tolist()
-        later = [(start + i) % NUM_PLAYERS for i in range(len(trick) + 1, NUM_PLAYERS)]  # slots after this seat
-        later_sizes = [int(hand_sizes[s]) for s in later]
-
-        now = result(score_counts(face_up, face_down))
-        pool = max(sum(unseen), 1)
-        can_keep = hand_sizes[0] > 1
-        values = np.full(NUM_ACTIONS, -np.inf)
-        forced = all(paired[a] for a in legal)  # a legal paired number is a forced card
-        forced_on_table = sum(was_forced for _, was_forced in trick)
-        unpaired = [FORCED_VALUE if was_forced else n for n, was_forced in trick
-                    if (forced_on_table == 1 if was_forced else not paired[n - 1])]
-        has_pair = any(paired) or forced_on_table > 1
-        on_table = {n for n, was_forced in trick if not was_forced}
-        for a in legal.tolist():
-            n = a + 1
-            face_up[a] += 1
-            gain = (result(score_counts(face_up, face_down)) - now + FACE_UP_BASE
-                    + SET_GROWTH * min(max(hand[a] - 1, 0), 2))
-            face_up[a] -= 1
-            keep = KEEP * min(unseen[a], 3) / 3 * can_keep
-            if not later:  # last to play: the outcome of each card is known
-                up, down = self._outcome(trick, start, n, forced)
-                values[a] = up * gain - down - keep
-            elif not forced and n in on_table and not paired[a]:
-                values[a] = gain + PAIR_NOW - keep  # pairs now: face up for sure
-            else:
-                value = FORCED_VALUE if forced else n
-                p_pair = 0.0 if forced else 1.0 - math.prod((1 - unseen[a] / pool) ** k for k in later_sizes)
-                p_higher = 0.0 if forced else sum(unseen[n:]) / pool  # one later card beats it
-                p_highest = (not unpaired or value > max(unpaired)) * (1 - p_higher) ** len(later)
-                lowest_now = not has_pair and (not unpaired or value < min(unpaired))
-                p_lowest = lowest_now * (1 - sum(unseen[:a]) / pool) ** len(later)
-                down = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
-                values[a] = (p_pair * gain + (1 - p_pair) * (p_lowest * gain - p_highest * down)) - keep
-        return values
-
-    @staticmethod
-    def _outcome(trick, start: int, number: int, forced: bool) -> tuple[int, int]:
-        """(face-up cards, face-down cards) this seat (slot 0) gets by playing ``number`` last,
-        by the engine's own rule (2.4)."""
-        plays = [Play((start + i) % NUM_PLAYERS, n, f) for i, (n, f) in enumerate(trick)]
-        up = down = 0
-        for taker, face_up in take_round(plays + [Play(0, number, forced)]):
-            if taker == 0:
-                up += face_up
-                down += not face_up
-        return up, down
+def _read_table(observation) -> tuple[tuple, int, Round]:
+    """(the slots still to play after this seat, paired numbers as bits, ``read_round``)."""
+    starts = observation[START:START + NUM_PLAYERS].tolist()
+    table = observation[TRICK:PAIRED + NUM_ACTIONS].tolist()  # the trick's slots, then the paired numbers
+    trick = []
+    for base in range(0, NUM_PLAYERS * TRICK_SLOT, TRICK_SLOT):
+        slot = table[base:base + NUM_ACTIONS]
+        if any(slot):
+            trick.append((slot.index(max(slot)) + 1, table[base + NUM_ACTIONS] > 0))
+    paired = 0
+    for a, v in enumerate(table[PAIRED - TRICK:]):
+        if v > 0:
+            paired |= 1 << a
+    start = starts.index(max(starts))
+    later_slots = tuple((start + i) % NUM_PLAYERS for i in range(len(trick) + 1, NUM_PLAYERS))
+    return later_slots, paired, read_round(trick, paired)

@@ -101,7 +101,7 @@ import numpy as np
 
 from ..aec import CardGameEnv, check_arguments, versus_others, wrap, zero_sum_win_rewards
 from ..engine import check_choice
-from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score
+from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score, score_counts
 
 OBS_SIZE = 206
 (PHASE, PICK, ROUND, START, HAND, PACK, PASSED_PACKS, OTHERS_PICKS, DISCARD, TRICK, PAIRED, PLAYED, UNSEEN,
@@ -115,8 +115,10 @@ REWARDS = ("points", "win")
 INSTANT_WIN_BONUS = 100
 REWARD_SCALE = 20.0
 
-_COPIES = np.bincount(np.array(DECK) - 1, minlength=NUM_ACTIONS)  # copies of each number in the deck
-_ROTATIONS = (np.arange(NUM_PLAYERS)[:, None] + np.arange(NUM_PLAYERS)) % NUM_PLAYERS  # [observer, slot] -> seat
+_COPIES = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))  # copies of each number in the deck
+# [observer, i] -> index in the seat-by-seat table of the seat slots' i-th value (slot k: seat observer + k)
+_TABLE_SIZE = NUM_PLAYERS * SEAT_SIZE
+_SLOTS = (np.arange(NUM_PLAYERS)[:, None] * SEAT_SIZE + np.arange(_TABLE_SIZE)) % _TABLE_SIZE
 
 
 def _build_scale() -> np.ndarray:
@@ -137,20 +139,35 @@ def _build_scale() -> np.ndarray:
 _SCALE = _build_scale()
 
 
-def _build_base_rows() -> np.ndarray:
-    """[phase, start player, observer] -> raw row with the phase, the start player's slot
-    and every copy of the deck unaccounted for."""
-    rows = np.zeros((len(PHASES), NUM_PLAYERS, NUM_PLAYERS, OBS_SIZE), np.float32)
-    for phase in range(len(PHASES)):
-        rows[phase, ..., PHASE + phase] = 1.0
-        for start in range(NUM_PLAYERS):
-            for seat in range(NUM_PLAYERS):
-                rows[phase, start, seat, START + (start - seat) % NUM_PLAYERS] = 1.0
-    rows[..., UNSEEN:UNSEEN + NUM_ACTIONS] = _COPIES
+_TEMPLATES = {}  # (phase, start player, round, pick) -> _template(...)
+
+
+def _template(phase: str, start: int, round_index: int, pick: int) -> np.ndarray:
+    """The raw rows (one per seat) of what a build starts from: the phase, the start
+    player's slot, picks and rounds done, every copy of the deck unaccounted for, and the
+    public hand sizes in draft and discard (the own slot too: the count before its choice
+    this step). A few hundred exist; each is made once."""
+    key = (phase, start, round_index, pick)
+    rows = _TEMPLATES.get(key)
+    if rows is None:
+        rows = np.zeros((NUM_PLAYERS, OBS_SIZE), np.float32)
+        rows[:, PHASE + PHASES.index(phase)] = 1.0
+        for seat in range(NUM_PLAYERS):
+            rows[seat, START + (start - seat) % NUM_PLAYERS] = 1.0
+        rows[:, PICK] = pick
+        rows[:, ROUND] = round_index
+        rows[:, UNSEEN:UNSEEN + NUM_ACTIONS] = _COPIES
+        if phase in ("draft", "discard"):
+            rows[:, SEATS + HAND_SIZE::SEAT_SIZE] = pick
+        rows.flags.writeable = False
+        rows = _TEMPLATES[key] = rows
     return rows
 
 
-_BASE_ROWS = _build_base_rows()
+def _counts(lists) -> np.ndarray:
+    """Lists of card counts (0-255) as one uint8 array, a row per list: through ``bytes``,
+    several times faster than ``np.array`` on lists of ints."""
+    return np.frombuffer(bytes(sum(lists, [])), np.uint8).reshape(len(lists), NUM_ACTIONS)
 
 
 def result(score: Score) -> int:
@@ -179,26 +196,28 @@ class raw_env(CardGameEnv):
         self._passed = np.zeros((NUM_PLAYERS, 3, NUM_ACTIONS), np.int64)
         self._passed_flat = self._passed.reshape(NUM_PLAYERS, 3 * NUM_ACTIONS)  # a view, for the encoder
         self._others_picks = np.zeros((NUM_PLAYERS, NUM_ACTIONS), np.int64)
-        self._public_key = None  # what the cached public rows were built for
+        self._public_key = None  # what the cached rows were built for (see _rows)
 
     def step(self, action):
-        pick = self.game.pick_index
-        super().step(action)
-        if self.game.pick_index != pick:
+        game = self.game
+        pick = game._pick_index  # the engine's own field: this runs every step
+        CardGameEnv.step(self, action)
+        if game._pick_index != pick:
             self._remember_packs()
 
     def _remember_packs(self) -> None:
         """A pick step is complete: every seat passes its pack and sees the next one."""
         game = self.game
-        held = np.array([game.pack_counts(s) for s in range(NUM_PLAYERS)])  # by the seat now holding it
-        returning = self._passed[:, 2].copy()  # passed 4 picks ago, now back in hand
-        self._passed[:, 1:] = self._passed[:, :2]
-        self._passed[:, 0] = held[_ROTATIONS[:, 1]]  # seat s's pack is now at s + 1
-        if game.pick_index >= 4:  # a pack seen before is back: the others took the difference
-            self._others_picks += returning - held
+        passed = self._passed
+        packs = _counts([game.pack_counts(s % NUM_PLAYERS) for s in range(NUM_PLAYERS + 1)])
+        held, passed_on = packs[:NUM_PLAYERS], packs[1:]  # by the seat now holding it; the one its left holds
+        if game.pick_index >= 4:  # the pack passed 4 picks ago is back: the others took the difference
+            self._others_picks += passed[:, 2] - held
+        passed[:, 1:] = passed[:, :2]  # (numpy copies overlapping slices safely)
+        passed[:, 0] = passed_on
         if game.pick_index == DRAFT_PICKS:  # the others took whatever the packs still held
-            self._others_picks += self._passed.sum(axis=1)
-            self._passed[:] = 0
+            self._others_picks += passed.sum(axis=1)
+            passed[:] = 0
 
     def _episode_over(self) -> bool:
         return self.game.phase == "over"
@@ -211,70 +230,90 @@ class raw_env(CardGameEnv):
             return zero_sum_win_rewards(game.winners(), NUM_PLAYERS)
         return [gain / REWARD_SCALE for gain in versus_others([result(game.score(seat)) for seat in range(NUM_PLAYERS)])]
 
-    def _public_rows(self, key) -> np.ndarray:
-        """Raw observation rows (one per seat) with what every seat sees alike, in its own
-        frame: phase, start player, the seat table and the cards of completed rounds.
-        They change only with the phase or the round (``key``), so they are cached."""
-        if self._public_key != key:
-            game = self.game
-            phase, round_index = key
-            rows = _BASE_ROWS[PHASES.index(phase), game.start_player].copy()
-            rows[:, ROUND] = round_index
-            if phase == "discard":
-                rows[:, SEATS + HAND_SIZE::SEAT_SIZE] = DRAFT_PICKS
-            elif phase != "draft":  # cards have been taken
-                cards = np.array([game.face_up_counts(s) for s in range(NUM_PLAYERS)]
-                                 + [game.face_down_counts(s) for s in range(NUM_PLAYERS)])
-                face_up, face_down = cards[:NUM_PLAYERS], cards[NUM_PLAYERS:].sum(axis=1)
-                played = cards.sum(axis=0)
-                table = np.empty((NUM_PLAYERS, SEAT_SIZE), np.float32)
-                table[:, :NUM_ACTIONS] = face_up
-                table[:, FACE_DOWN] = face_down
-                table[:, POINTS] = game.scores()
-                in_hand = [sum(game.hand_counts(s)) for s in range(NUM_PLAYERS)]
-                for play in game.current_trick():
-                    in_hand[play.seat] += 1
-                table[:, HAND_SIZE] = in_hand  # at the start of the round; the encoder counts the plays
-                rows[:, SEATS:] = table[_ROTATIONS].reshape(NUM_PLAYERS, NUM_PLAYERS * SEAT_SIZE)
-                rows[:, PLAYED:PLAYED + NUM_ACTIONS] = played
-                rows[:, UNSEEN:UNSEEN + NUM_ACTIONS] -= played
-            self._public_key, self._public_rows_cache = key, rows
-        return self._public_rows_cache
+    def _rows(self, key) -> np.ndarray:
+        """Every seat's raw observation row (unscaled), built together as the game stands:
+        a copy of the template, the engine's counts converted at once, a few numpy
+        operations on 4-row arrays. They stay valid while ``key`` (phase, round, pick)
+        holds, for each seat until its own cards change (its own pick, discard or play);
+        ``_encode`` adds the others' plays since the build. The others' simultaneous
+        choices change nothing a seat sees, so in the usual order (each seat observed
+        before it acts) one build serves a whole pick step or round, where encoding each
+        observation on its own cost several times more. The memory (``_passed``,
+        ``_others_picks``) changes only with the pick; whoever writes it otherwise resets
+        ``_public_key``."""
+        game = self.game
+        phase, round_index, pick = key
+        seats = range(NUM_PLAYERS)
+        hands = [game.hand_counts(s) for s in seats]
+        sizes = [sum(hand) for hand in hands]
+        trick = game.current_trick()
+        rows = _template(phase, game.start_player, round_index, pick).copy()
+        rows[:, OTHERS_PICKS:OTHERS_PICKS + NUM_ACTIONS] = self._others_picks
+        unseen = rows[:, UNSEEN:UNSEEN + NUM_ACTIONS]  # a view: the copies, less what each seat knows of
+        if phase == "draft":
+            cards = _counts(hands + [game.pack_counts(s) for s in seats])
+            rows[:, PACK:PACK + NUM_ACTIONS] = cards[NUM_PLAYERS:]
+            rows[:, PASSED_PACKS:PASSED_PACKS + 30] = self._passed_flat
+            cards = cards[:NUM_PLAYERS]
+        elif phase == "discard":
+            cards = _counts(hands)
+        else:  # cards have been taken
+            face_ups = [game.face_up_counts(s) for s in seats]
+            face_downs = [game.face_down_counts(s) for s in seats]
+            played = list(map(sum, zip(*face_ups, *face_downs)))
+            table = []  # seat by seat: face-up counts, face-down count, points, cards in hand
+            for s in seats:
+                down = sum(face_downs[s])
+                table += face_ups[s]
+                table += (down, score_counts(face_ups[s], down).points, sizes[s])
+            values = np.array(table + played + [c - p for c, p in zip(_COPIES, played)])  # points may be negative
+            rows[:, SEATS:] = values[_SLOTS]
+            rows[:, PLAYED:PLAYED + NUM_ACTIONS] = values[_TABLE_SIZE:_TABLE_SIZE + NUM_ACTIONS]
+            unseen[:] = values[_TABLE_SIZE + NUM_ACTIONS:]  # the copies not played
+            cards = _counts(hands)
+            for i, (_, number, forced) in enumerate(trick):
+                base = TRICK + i * TRICK_SLOT
+                rows[:, base + number - 1] = 1.0
+                rows[:, base + NUM_ACTIONS] = forced
+                unseen[:, number - 1] -= 1
+            if len(trick) > 1:  # a pair needs two cards
+                for number in game.paired_numbers():
+                    rows[:, PAIRED + number - 1] = 1.0
+        rows[:, HAND:HAND + NUM_ACTIONS] = cards
+        unseen -= cards
+        if phase != "draft":
+            for s in seats:
+                discard = game.discarded(s)
+                if discard is not None:
+                    rows[s, DISCARD + discard - 1] = 1.0
+                    unseen[s, discard - 1] -= 1
+        if phase in ("draft", "discard") and sizes.count(pick) != NUM_PLAYERS:  # a seat already chose this step
+            rows[:, SEATS + HAND_SIZE] = sizes  # its own count it knows at once
+        self._public_key, self._rows_cache, self._row_sizes, self._row_plays = key, rows, sizes, len(trick)
+        return rows
 
     def _encode(self, seat: int, obs: np.ndarray) -> None:
         game = self.game
-        phase = game.phase
-        obs[:] = self._public_rows((phase, game.round_index))[seat]
-        hand = game.hand_counts(seat)
-        own = obs[HAND:HAND + NUM_ACTIONS]
-        own[:] = hand
-        obs[OTHERS_PICKS:OTHERS_PICKS + NUM_ACTIONS] = self._others_picks[seat]
-        unseen = obs[UNSEEN:UNSEEN + NUM_ACTIONS]
-        unseen -= own
-        if phase == "draft":
-            obs[PICK] = game.pick_index
-            obs[PACK:PACK + NUM_ACTIONS] = game.pack_counts(seat)
-            obs[PASSED_PACKS:PASSED_PACKS + 30] = self._passed_flat[seat]
-            obs[SEATS + HAND_SIZE::SEAT_SIZE] = game.pick_index
-            obs[SEATS + HAND_SIZE] = sum(hand)  # its own count it knows at once
-        else:
-            obs[PICK] = DRAFT_PICKS
-            discard = game.discarded(seat)
-            if discard is not None:
-                obs[DISCARD + discard - 1] = 1.0
-                unseen[discard - 1] -= 1
-            trick = game.current_trick()
-            for i, play in enumerate(trick):
-                base = TRICK + i * TRICK_SLOT
-                obs[base + play.number - 1] = 1.0
-                obs[base + NUM_ACTIONS] = play.forced
-                unseen[play.number - 1] -= 1
-                obs[SEATS + (play.seat - seat) % NUM_PLAYERS * SEAT_SIZE + HAND_SIZE] -= 1
-            if len(trick) > 1:  # a pair needs two cards
-                for number in game.paired_numbers():
-                    obs[PAIRED + number - 1] = 1.0
-        if phase == "discard":
-            obs[SEATS + HAND_SIZE] = sum(hand)
+        key = (game._phase, game._round_index, game._pick_index)  # the engine's own fields: properties cost more
+        rows = self._rows_cache if key == self._public_key else self._rows(key)
+        if sum(game._hands[seat]) != self._row_sizes[seat]:  # the seat acted since the build
+            rows = self._rows(key)
+        trick = game._trick
+        if len(trick) == self._row_plays:  # the row as built: copied and scaled in one operation
+            np.multiply(rows[seat], _SCALE, out=obs)
+            return
+        obs[:] = rows[seat]
+        for i in range(self._row_plays, len(trick)):  # the others' plays since the build
+            player, number, forced = trick[i]
+            base = TRICK + i * TRICK_SLOT
+            obs[base + number - 1] = 1.0
+            if forced:
+                obs[base + NUM_ACTIONS] = 1.0
+            obs[UNSEEN + number - 1] -= 1
+            obs[SEATS + (player - seat) % NUM_PLAYERS * SEAT_SIZE + HAND_SIZE] -= 1
+        if len(trick) > 1:
+            for number in game.paired_numbers():
+                obs[PAIRED + number - 1] = 1.0
         obs *= _SCALE
 
 

@@ -19,6 +19,7 @@ nothing is set aside and nothing discarded there.
 from __future__ import annotations
 
 import random
+from itertools import compress
 from typing import NamedTuple
 
 from ..engine import GameEngine, action_words, is_int, shown
@@ -33,6 +34,8 @@ VERBS = {"draft": "pick", "discard": "discard", "play": "play", "over": "play"}
 
 _ACTIONS = range(NUM_ACTIONS)
 _FORCED_BIT = 1 << (FORCED_VALUE - 1)
+_NUMBER_BITS = (1 << NUM_ACTIONS) - 1
+_BIT_NUMBERS = tuple(tuple(a + 1 for a in _ACTIONS if bits >> a & 1) for bits in range(1 << NUM_ACTIONS))  # -> numbers
 # Points by distinct numbers face up (index; 10 wins instead) and by copies of one
 # number (index; 5 or more win instead).
 _KIND_POINTS = (0, 0, 0, 0, 1, 3, 5, 9, 15, 30)
@@ -102,17 +105,15 @@ def take_round(plays: list[Play]) -> list[tuple[int, bool]]:
     """Who takes each card of a complete round, and face up or not (2.4): ``(taker,
     face_up)`` per play, in play order. Forced cards count 11, so two of them pair."""
     values = [FORCED_VALUE if play.forced else play.number for play in plays]
-    unpaired = [i for i, value in enumerate(values) if values.count(value) == 1]
-    takers = [(play.seat, True) for play in plays]  # A (no unpaired card): everyone keeps their own
-    if unpaired:
-        high = plays[max(unpaired, key=values.__getitem__)].seat
-        # C (no pair): the lowest keeps its card, the highest takes the rest face down.
-        # B (one pair): the paired cards stay, the higher of the two others takes both.
-        low = min(unpaired, key=values.__getitem__) if len(unpaired) == len(plays) else None
-        for i in unpaired:
-            if i != low:
-                takers[i] = (high, False)
-    return takers
+    unpaired = [value for value in values if values.count(value) == 1]  # each value once, so it names its card
+    if not unpaired:  # A (no unpaired card): everyone keeps their own
+        return [(play.seat, True) for play in plays]
+    high = plays[values.index(max(unpaired))].seat
+    # C (no pair): the lowest keeps its card, the highest takes the rest face down.
+    # B (one pair): the paired cards stay, the higher of the two others takes both.
+    low = min(unpaired) if len(unpaired) == len(plays) else None
+    return [(high, False) if value in unpaired and value != low else (play.seat, True)
+            for play, value in zip(plays, values)]
 
 
 class PairsDraftGame(GameEngine):
@@ -230,7 +231,7 @@ class PairsDraftGame(GameEngine):
 
     def paired_numbers(self) -> list[int]:
         """Numbers paired so far this round: unplayable unless forced."""
-        return [a + 1 for a in _ACTIONS if self._paired >> a & 1]
+        return list(_BIT_NUMBERS[self._paired & _NUMBER_BITS])
 
     def previous_trick(self) -> list[Taken]:
         """The last completed round in play order, with who took each card and how."""
@@ -291,17 +292,18 @@ class PairsDraftGame(GameEngine):
     def _legal_actions(self) -> list[int]:
         phase = self._phase
         if phase == "play":
-            hand = self._hands[self._current]
+            held = list(compress(_ACTIONS, self._hands[self._current]))  # the numbers with a nonzero count
             paired = self._paired
-            free = [a for a in _ACTIONS if hand[a] and not paired >> a & 1]
-            return free or [a for a in _ACTIONS if hand[a]]
+            if paired:
+                return [a for a in held if not paired >> a & 1] or held
+            return held
         if phase == "draft":
             cards = self._packs[(self._current - self._pick_index) % NUM_PLAYERS]
         elif phase == "discard":
             cards = self._hands[self._current]
         else:
             return []
-        return [a for a in _ACTIONS if cards[a]]
+        return list(compress(_ACTIONS, cards))
 
     def _apply(self, action: int) -> None:
         seat = self._current
@@ -345,7 +347,7 @@ class PairsDraftGame(GameEngine):
         record = []
         for play, (taker, up) in zip(trick, take_round(trick)):
             (self._face_up if up else self._face_down)[taker][play.number - 1] += 1
-            record.append(Taken(play.seat, play.number, play.forced, taker, up))
+            record.append(Taken(*play, taker, up))
         self._previous_trick = record
         self._trick = []
         self._played = self._paired = 0

@@ -40,33 +40,28 @@ the world is built at the step's start and those seats choose again by ``policy`
 
 ## Rollout rule
 
-``heuristic_action(state, rng)`` is the heuristic bot's rule (``envs.pairs_draft.bot``)
-read directly off the engine of a sampled world, each seat judging from what it would see
-(its own cards, discard and the table): the same move as ``PairsDraftHeuristic`` makes
-from the seat's observation, about 17 µs a move. In the draft take a number not held yet,
-then copies, low numbers first; discard the card that adds least; in the rounds weigh
-each card's chance to pair or stay the lowest against the chance to end the highest.
+``heuristic_action(state, rng)`` is the heuristic bot's rule (``envs.pairs_draft.bot``:
+the same ``draft_choice`` and ``play_choice``) fed directly from the engine of a sampled
+world, each seat judging from what it would see (its own cards, discard and the table):
+the same move as ``PairsDraftHeuristic`` makes from the seat's observation, about 12 µs a
+move. In the draft take a number not held yet, then copies, low numbers first; discard
+the card that adds least; in the rounds weigh each card's chance to pair or stay the
+lowest against the chance to end the highest.
 Rollouts that play as the heuristic players do were what made the search stronger than
 them (a simpler rule, "pair if possible, else the lowest", misjudged draft picks).
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..aec import versus_others
-from .bot import FACE_UP_BASE, KEEP, PAIR_NOW, SET_GROWTH
+from .bot import draft_choice, play_choice, read_round
 from .env import INSTANT_WIN_BONUS, REWARD_SCALE
-from .game import (_COPY_POINTS, _KIND_POINTS, DECK, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS,
-                   NUM_ROUNDS, Play, PairsDraftGame, score_counts, take_round)
+from .game import DECK, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, score_counts
 
 _ACTIONS = range(NUM_ACTIONS)
 DECK_COUNTS = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))
 _FORCED_BIT = 1 << (FORCED_VALUE - 1)
-# Draft values by copies already held (the heuristic bot's), less LOW_PREFERENCE per point.
-_SET_BONUS = (4.0, 2.0, 2.0, 2.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-_LOW_PREFERENCE = 0.5
-_DRAFT_VALUE = tuple(tuple(_SET_BONUS[held] - _LOW_PREFERENCE * (a + 1) for a in _ACTIONS) for held in range(12))
 
 
 def _sub(a, b) -> list[int]:
@@ -396,24 +391,18 @@ def returns(state: PairsDraftGame) -> list[float]:
 
 
 def heuristic_action(state: PairsDraftGame, rng=None) -> int:
-    """A fast rule-of-thumb move on the engine (see the module docstring)."""
+    """A fast rule-of-thumb move on the engine (see the module docstring): the heuristic
+    bot's own rule (``draft_choice``, ``play_choice``), fed from the engine with what the
+    seat to act would see."""
     legal = state.legal_actions()
     if len(legal) == 1:
         return legal[0]
     phase = state._phase
     seat = state._current
-    own = state._hands[seat]
     if phase == "draft":
-        return max(legal, key=lambda a: _DRAFT_VALUE[own[a]][a])
+        return draft_choice(state._hands[seat], legal)
     if phase == "discard":
-        return min(legal, key=lambda a: _DRAFT_VALUE[own[a] - 1][a])
-    return _play_choice(state, seat, legal)
-
-
-def _play_choice(state: PairsDraftGame, seat: int, legal) -> int:
-    """The heuristic bot's play rule (``envs.pairs_draft.bot``), read off the engine: each
-    card's face-up gain weighed by the chance it pairs or stays the lowest, against the
-    chance it ends the highest unpaired card, less what it is worth kept for later."""
+        return draft_choice(state._hands[seat], legal, discard=True)
     hand = state._hands[seat]
     trick = state._trick
     played = [sum(column) for column in zip(*state._face_up, *state._face_down)]
@@ -423,82 +412,9 @@ def _play_choice(state: PairsDraftGame, seat: int, legal) -> int:
     discard = state._discards[seat]
     if discard is not None:
         unseen[discard - 1] -= 1
-    unseen = [u if u > 0 else 0 for u in unseen]
-    below = [0] * (NUM_ACTIONS + 1)  # below[a]: unseen cards with numbers under a + 1
-    for a in _ACTIONS:
-        below[a + 1] = below[a] + unseen[a]
-    pool = below[NUM_ACTIONS] or 1
-    face_up = state._face_up[seat]
-    face_down = sum(state._face_down[seat])
-    kinds = copy_points = fives = 0
-    for copies in face_up:
-        if copies:
-            kinds += 1
-            if copies >= 5:
-                fives += 1
-            else:
-                copy_points += _COPY_POINTS[copies]
-    now = _result_of(kinds, copy_points, fives, face_down)
     start = state._start_player
     later_sizes = [sum(state._hands[(start + i) % NUM_PLAYERS]) for i in range(len(trick) + 1, NUM_PLAYERS)]
-    later = len(later_sizes)
-    paired_bits = state._paired
-    can_keep = sum(hand) > 1
-    forced = bool(paired_bits >> legal[0] & 1)  # legal numbers are all free, or all forced
-    forced_on_table = sum(play.forced for play in trick)
-    unpaired = [FORCED_VALUE if play.forced else play.number for play in trick
-                if (forced_on_table == 1 if play.forced else not paired_bits >> (play.number - 1) & 1)]
-    top, bottom = (max(unpaired), min(unpaired)) if unpaired else (0, 99)
-    has_pair = bool(paired_bits & ~_FORCED_BIT) or forced_on_table > 1
-    on_table = 0
-    for play in trick:
-        if not play.forced:
-            on_table |= 1 << (play.number - 1)
-    down_cost = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
-    best, best_value = legal[0], -math.inf
-    for a in legal:
-        n = a + 1
-        copies = face_up[a]  # one more face up: the points it adds
-        if copies == 0:
-            after = _result_of(kinds + 1, copy_points, fives, face_down)
-        elif copies + 1 >= 5:
-            after = _result_of(kinds, copy_points - _COPY_POINTS[copies] if copies < 5 else copy_points,
-                               fives + (copies < 5), face_down)
-        else:
-            after = _result_of(kinds, copy_points - _COPY_POINTS[copies] + _COPY_POINTS[copies + 1], fives, face_down)
-        gain = after - now + FACE_UP_BASE + SET_GROWTH * min(max(hand[a] - 1, 0), 2)
-        keep = KEEP * min(unseen[a], 3) / 3 * can_keep
-        if not later:  # last to play: the outcome of each card is known
-            up = down = 0
-            for taker, up_ in take_round(trick + [Play(seat, n, forced)]):
-                if taker == seat:
-                    if up_:
-                        up += 1
-                    else:
-                        down += 1
-            value = up * gain - down - keep
-        elif not forced and on_table >> a & 1 and not paired_bits >> a & 1:
-            value = gain + PAIR_NOW - keep  # pairs now: face up for sure
-        else:
-            number = FORCED_VALUE if forced else n
-            if forced:
-                p_pair = p_higher = 0.0
-            else:
-                miss = 1 - unseen[a] / pool
-                p_pair = 1.0 - math.prod(miss ** k for k in later_sizes)
-                p_higher = (below[NUM_ACTIONS] - below[n]) / pool  # one later card beats it
-            p_highest = (not unpaired or number > top) * (1 - p_higher) ** later
-            lowest_now = not has_pair and (not unpaired or number < bottom)
-            p_lowest = lowest_now * (1 - below[a] / pool) ** later
-            value = p_pair * gain + (1 - p_pair) * (p_lowest * gain - p_highest * down_cost) - keep
-        if value > best_value:
-            best, best_value = a, value
-    return best
-
-
-def _result_of(kinds: int, copy_points: int, fives: int, face_down: int) -> int:
-    """``score_counts`` from its parts (distinct numbers, copy points, numbers with 5+
-    copies), plus the instant-win bonus: the env's result."""
-    if kinds == NUM_ACTIONS:
-        return copy_points - face_down + INSTANT_WIN_BONUS
-    return copy_points + _KIND_POINTS[kinds] - face_down + INSTANT_WIN_BONUS * (fives > 0)
+    paired = state._paired & ~_FORCED_BIT
+    return play_choice(legal, bool(paired >> legal[0] & 1), hand, [u if u > 0 else 0 for u in unseen],
+                       state._face_up[seat], sum(state._face_down[seat]), sum(hand) > 1, later_sizes,
+                       read_round([(play.number, play.forced) for play in trick], paired))
