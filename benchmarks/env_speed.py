@@ -2,6 +2,8 @@
 
 Every row plays random legal moves for a fixed wall time (``--seconds``, after a short
 warm-up) and reports *agent steps per second*: one agent step = one decision by a player.
+The rows take turns (``--rounds``, each row playing ``seconds / rounds`` per turn) and each
+row's best turn is reported, so a busy stretch of a shared machine slows no row alone.
 Every row picks its move the same way, ``random.Random(seed).choice(list_of_legal_actions)``,
 so the rows differ only in how fast each library hands out legal actions and applies them.
 
@@ -126,23 +128,38 @@ def peer_rows():
 
 # ------------------------------------------------------------------ measurement
 
-def measure(loop, seconds, warmup, seed=0):
-    """Agent steps per second of ``loop(rng)`` over ``seconds`` of wall time, after ``warmup`` s."""
-    steps = loop(random.Random(seed))
-    for duration in (warmup, seconds):
-        count, start = 0, time.perf_counter()
-        while True:
-            deque(islice(steps, BATCH), maxlen=0)
-            count += BATCH
-            elapsed = time.perf_counter() - start
-            if elapsed >= duration:
-                break
-    return count / elapsed
+def measure(steps, seconds):
+    """Agent steps per second of the step generator ``steps`` over ``seconds`` of wall time."""
+    count, start = 0, time.perf_counter()
+    while True:
+        deque(islice(steps, BATCH), maxlen=0)
+        count += BATCH
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return count / elapsed
+
+
+def measure_rows(rows, seconds, warmup, rounds, seed=0, say=print):
+    """name -> best agent steps/s over ``rounds`` turns of ``seconds / rounds`` per row. The
+    rows take turns so that a change in the machine's load falls on all of them alike, and
+    the best turn is the one least slowed by other work (as ``timeit`` takes the least time)."""
+    generators = {}
+    for name, loop in rows:
+        generators[name] = loop(random.Random(seed))
+        measure(generators[name], warmup)
+    best = {}
+    for turn in range(rounds):
+        say(f"round {turn + 1}/{rounds} ...", flush=True)
+        for name, _ in rows:
+            best[name] = max(best.get(name, 0.0), measure(generators[name], seconds / rounds))
+    return best
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measured wall time per row (default 3)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="turns the rows take, each of seconds / rounds; a row's best turn counts (default 5)")
     parser.add_argument("--warmup", type=float, default=0.3, help="warm-up wall time per row (default 0.3)")
     parser.add_argument("--games", default="craits,pairs_draft", help="deckgym games, comma-separated")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random move choice")
@@ -159,11 +176,7 @@ def main(argv=None):
     for line in skipped:
         print(f"skipped {line}")
 
-    rates = {}
-    for name, loop in rows:
-        print(f"measuring {name} ...", end=" ", flush=True)
-        rates[name] = measure(loop, args.seconds, args.warmup, args.seed)
-        print(f"{rates[name]:,.0f} steps/s", flush=True)
+    rates = measure_rows(rows, args.seconds, args.warmup, args.rounds, args.seed)
 
     def ratio(name, peer):
         return rates[name] / rates[peer] if peer in rates else None
@@ -178,7 +191,7 @@ def main(argv=None):
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"seconds": args.seconds, "warmup": args.warmup, "seed": args.seed,
+            json.dump({"seconds": args.seconds, "rounds": args.rounds, "warmup": args.warmup, "seed": args.seed,
                        "python": platform.python_version(), "results": results, "skipped": skipped}, f, indent=2)
         print(f"\nwrote {args.json}")
 
