@@ -160,7 +160,7 @@ def _template(phase: str, start: int, round_index: int, pick: int) -> np.ndarray
         if phase in ("draft", "discard"):
             rows[:, SEATS + HAND_SIZE::SEAT_SIZE] = pick
         rows.flags.writeable = False
-        rows = _TEMPLATES[key] = rows
+        _TEMPLATES[key] = rows
     return rows
 
 
