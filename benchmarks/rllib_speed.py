@@ -1,5 +1,7 @@
-"""Learner steps per second of RLlib's PPO (``rllib_ppo``) with 1 and 2 env runners, beside
-the batched SB3 path (MaskablePPO on ``BatchedLearnerEnv``), in one run.
+"""Learner steps per second of RLlib's PPO (``rllib_ppo``) with 1 and 2 env runners, and
+sampling in the trainer's own process (0 env runners, as the benchmark's trials do) with
+``--in-process`` numbers of games, beside the batched SB3 path (MaskablePPO on
+``BatchedLearnerEnv``), in one run.
 
 All rows train on the same game (configs/craits_rllib_quick.yaml's Craits, one deal per
 episode) against the same opponents (the heuristic in every other seat), with the same
@@ -12,7 +14,7 @@ is not timed).
 
 Run from the repository root::
 
-    python benchmarks/rllib_speed.py --iterations 4
+    python benchmarks/rllib_speed.py --iterations 4 --in-process 8,64
 """
 from __future__ import annotations
 
@@ -52,11 +54,12 @@ def sb3_row(learner_batch: int, iterations: int, tmp: str) -> float:
     return (model.num_timesteps - steps) / (time.perf_counter() - start)
 
 
-def rllib_row(runners: int, learner_batch: int, iterations: int, tmp: str) -> float:
+def rllib_row(runners: int, games: int, learner_batch: int, iterations: int, tmp: str) -> float:
+    """``games`` over ``runners`` env runners (0: all in the trainer's process)."""
     from training.algorithms import rllib_ppo
     from training.train import make_vec_env
     config = load_config(ROOT / "configs" / "craits_rllib_quick.yaml", base_overrides(tmp) + [
-        f"algorithm.num_env_runners={runners}", f"algorithm.num_envs_per_env_runner={N_ENVS // runners}",
+        f"algorithm.num_env_runners={runners}", f"algorithm.num_envs_per_env_runner={games // max(runners, 1)}",
         f"algorithm.train_batch_size={4 * learner_batch}", "algorithm.minibatch_size=256", "algorithm.num_epochs=4"])
     env = EnvHandle(config.env.id, config.env.args)
     model = rllib_ppo.new(config, make_vec_env(config, env, Path(tmp)))
@@ -73,6 +76,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--iterations", type=int, default=4, help="timed updates per row")
     parser.add_argument("--learner-batch", type=int, default=1024, help="learner moves per update")
+    parser.add_argument("--in-process", default="8,64",
+                        help="numbers of games for rows sampling in the trainer's process (0 env runners)")
     args = parser.parse_args(argv)
     import tempfile
 
@@ -84,12 +89,16 @@ def main(argv=None) -> None:
         ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
         try:
             for runners in (1, 2):
-                rows.append((f"RLlib PPO, {runners} env runner{'s' * (runners > 1)}", runners,
-                             rllib_row(runners, args.learner_batch, args.iterations, tmp)))
+                rows.append((f"RLlib PPO, {runners} env runner{'s' * (runners > 1)}, {N_ENVS} games", runners,
+                             rllib_row(runners, N_ENVS, args.learner_batch, args.iterations, tmp)))
+            for games in (int(n) for n in args.in_process.split(",") if n):
+                rows.append((f"RLlib PPO, in the trainer's process, {games} games", 0,
+                             rllib_row(0, games, args.learner_batch, args.iterations, tmp)))
         finally:
             ray.shutdown()
     print(f"$ python benchmarks/rllib_speed.py {shlex.join(argv if argv is not None else sys.argv[1:])}")
-    print(f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end; {N_ENVS} games, "
+    print(f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end; {N_ENVS} games "
+          "unless a row says otherwise, "
           f"about {args.learner_batch} learner moves per update, {args.iterations} timed updates per row\n")
     print("| path | learner steps/s | vs SB3 |\n|---|---:|---:|")
     sb3 = rows[0][2]
