@@ -33,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .files import file_stamp
+
 FORMAT_VERSION = 1
 
 
@@ -270,14 +272,7 @@ def load_policy(path) -> tuple[dict, list[tuple[np.ndarray, np.ndarray]], tuple[
     the same checkpoint in many games."""
     path = Path(path).resolve()
 
-    def stamp(file):
-        try:
-            info = os.stat(file)
-        except OSError:
-            return None
-        return info.st_ino, info.st_size, info.st_mtime_ns
-
-    return _load_policy(path, (stamp(path / "meta.json"), stamp(path / "policy.npz")))
+    return _load_policy(path, (file_stamp(path / "meta.json"), file_stamp(path / "policy.npz")))
 
 
 def _layer_names(meta: dict) -> list[str]:

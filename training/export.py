@@ -42,6 +42,7 @@ import numpy as np
 
 from .checkpoint import (MAX_PARAMETERS, CheckpointError, check_compatible, fit_problems, load_policy, read_bytes,
                          read_json, write_atomically)
+from .files import file_stamp
 
 EXPORT_FORMAT_VERSION = 1
 MODEL_FILE, SIDECAR_FILE = "model.onnx", "bot.json"
@@ -309,14 +310,7 @@ def load_session(path) -> tuple[dict, object]:
     Cached while the files are unchanged: evaluation seats the same bot in many games."""
     path = Path(path).resolve()
 
-    def stamp(file):
-        try:
-            info = os.stat(file)
-        except OSError:
-            return None
-        return info.st_ino, info.st_size, info.st_mtime_ns
-
-    return _load_session(path, (stamp(path / SIDECAR_FILE), stamp(path / MODEL_FILE)))
+    return _load_session(path, (file_stamp(path / SIDECAR_FILE), file_stamp(path / MODEL_FILE)))
 
 
 @functools.lru_cache(maxsize=16)

@@ -36,6 +36,16 @@ def hold_folder(folder, what: str, hint: str = "wait for it to end"):
         yield
 
 
+def file_stamp(path):
+    """What changes when a file is replaced or rewritten (inode, size, modification time), or
+    None when it is missing: a cache key for what is read from it."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def write_file(path, data: bytes | str) -> Path:
     """Replace ``path`` by a file holding ``data``: written beside it, flushed, then renamed."""
     path = Path(path)

@@ -167,6 +167,18 @@ def _compare(facts: dict, event: dict, what: str) -> None:
             raise ProtocolError(f"check failed: {key} is {_shown(facts[key])} here, the event says {_shown(value)}")
 
 
+def _dispatch(event, game: str, handlers: dict) -> None:
+    """Hand ``event`` to the handler its ``"event"`` field names, or say what is wrong with it."""
+    kind = event.get("event") if isinstance(event, dict) else None
+    handler = handlers.get(kind)
+    if handler is None:
+        if not isinstance(event, dict):
+            raise ProtocolError(f"an event must be a JSON object, not {_json_type(event)}")
+        *first, last = (f'"{name}"' for name in handlers)
+        raise ProtocolError(f"unknown {game} event {_shown(kind)}: events are {', '.join(first)} and {last}")
+    handler(event)
+
+
 # ------------------------------------------------------------------------- Craits
 class _CraitsEngine(CraitsGame):
     """The table's engine: ``CraitsGame`` but the next deal comes from the client's ``deal``
@@ -190,14 +202,8 @@ class CraitsTable:
 
     # -------------------------------------------------------------- events
     def apply(self, event: dict) -> None:
-        kind = event.get("event") if isinstance(event, dict) else None
-        handler = {"deal": self._deal, "move": self._move, "deal_end": self._deal_end, "check": self._check}.get(kind)
-        if handler is None:
-            if not isinstance(event, dict):
-                raise ProtocolError(f"an event must be a JSON object, not {_json_type(event)}")
-            raise ProtocolError(f"unknown Craits event {_shown(kind)}: events are \"deal\", \"move\", \"deal_end\" "
-                                "and \"check\"")
-        handler(event)
+        _dispatch(event, "Craits", {"deal": self._deal, "move": self._move, "deal_end": self._deal_end,
+                                    "check": self._check})
 
     def _deal(self, ev: dict) -> None:
         _fields(ev, "a deal event", ("event", "deal", "hand", "upcard"), ("dealer",))
@@ -502,14 +508,8 @@ class PairsTable:
         self.passed: list[list[int]] = []  # the pack as this seat passed it, at each pick
 
     def apply(self, event: dict) -> None:
-        kind = event.get("event") if isinstance(event, dict) else None
-        handler = {"deal": self._deal, "pack": self._pack, "move": self._move, "check": self._check}.get(kind)
-        if handler is None:
-            if not isinstance(event, dict):
-                raise ProtocolError(f"an event must be a JSON object, not {_json_type(event)}")
-            raise ProtocolError(f"unknown Pairs Draft event {_shown(kind)}: events are \"deal\", \"pack\", \"move\" "
-                                "and \"check\"")
-        handler(event)
+        _dispatch(event, "Pairs Draft", {"deal": self._deal, "pack": self._pack, "move": self._move,
+                                         "check": self._check})
 
     def _deal(self, ev: dict) -> None:
         _fields(ev, "a deal event", ("event", "start_player", "pack"))
