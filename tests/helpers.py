@@ -1,12 +1,15 @@
-"""Test helpers shared by both games: seeded playthroughs and golden-file comparison."""
+"""Test helpers shared by several test files: seeded playthroughs, golden-file comparison, env
+loops and interrupted training runs."""
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DECKGYM_UPDATE_GOLDEN") == "1"
@@ -62,6 +65,17 @@ def run_env_episode(env, rng: random.Random, on_step=None) -> dict:
     return totals
 
 
+def live_turns(env):
+    """The live turns of an AEC game already reset, as ``(seat, observation)``: the caller steps
+    each one with its action; finished agents are stepped with None here."""
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        yield env.agent_name_mapping[agent], obs
+
+
 def observation_playthrough(env, seed: int, entry) -> str:
     """The acting seat's observation at every step of a seeded random game, one line a step
     with the action taken (or the final reward), its nonzero entries as ``index:value``
@@ -92,3 +106,28 @@ def all_cards(game) -> Counter:
             cards[game.discarded(seat)] += 1
     cards.update(play.number for play in game.current_trick())
     return cards
+
+
+def interrupt_training(config, monkeypatch) -> int:
+    """Train ``config`` and stop it as Ctrl-C would, at the 350th vectorised env step (mid-run for
+    a tiny config of 2048 timesteps): checks it exits with code 130, puts the env's step back for
+    a resume, and returns the timesteps of the checkpoint it saved."""
+    # imported here, not above: the env tests use this module too, and training loads SB3 and torch
+    from training import train as train_module
+    from training.learner_env import BatchedLearnerEnv
+
+    calls = {"n": 0}
+    original = BatchedLearnerEnv.step_wait
+
+    def interrupt_midway(self):
+        calls["n"] += 1
+        if calls["n"] == 350:
+            raise KeyboardInterrupt
+        return original(self)
+
+    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", interrupt_midway)
+    with pytest.raises(SystemExit) as stop:
+        train_module.train(config, config.run_dir)
+    assert stop.value.code == 130
+    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", original)
+    return json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())["timesteps"]

@@ -9,7 +9,7 @@ from training.agents import PolicyAgent
 from training.algorithms import dmc
 from training.config import load_config
 from training.games import EnvHandle
-from training.learner_env import BatchedLearnerEnv
+from helpers import interrupt_training
 from test_training import _play_with
 
 
@@ -76,21 +76,8 @@ def test_run_writes_a_q_network_checkpoint_that_plays_without_torch(tmp_path):
 
 def test_interrupted_run_resumes_with_its_weights_and_counters(tmp_path, monkeypatch):
     config = tiny_dmc(tmp_path, **{"training.total_timesteps": 2048})
-    calls = {"n": 0}
-    original = BatchedLearnerEnv.step_wait
-
-    def interrupt_midway(self):
-        calls["n"] += 1
-        if calls["n"] == 350:
-            raise KeyboardInterrupt
-        return original(self)
-
-    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", interrupt_midway)
-    with pytest.raises(SystemExit) as stop:
-        train_module.train(config, config.run_dir)
-    assert stop.value.code == 130
+    stopped_at = interrupt_training(config, monkeypatch)
     ckpt = config.run_dir / "checkpoint"
-    stopped_at = json.loads((ckpt / "meta.json").read_text())["timesteps"]
     assert 0 < stopped_at < 2048 and stopped_at % (64 * 2) == 0  # at an update
     saved = dict(np.load(ckpt / "policy.npz"))
     model = dmc.load(ckpt / "model.zip", train_module.make_vec_env(config, EnvHandle("craits_v0", config.env.args),
@@ -101,7 +88,6 @@ def test_interrupted_run_resumes_with_its_weights_and_counters(tmp_path, monkeyp
     updates = model.updates
     assert updates == stopped_at // 128  # one update per train_every x n_envs steps
 
-    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", original)
     train_module.main(["--resume", str(config.run_dir)])
     meta = json.loads((ckpt / "meta.json").read_text())
     assert meta["timesteps"] >= 2048 and meta["training_seconds"] > 0

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
+from helpers import interrupt_training
 from test_training import tiny
 from training import train as train_module
 from training.agents import PolicyAgent, checked_act
 from training.algorithms import dqn
 from training.config import load_config
 from training.games import EnvHandle
-from training.learner_env import BatchedLearnerEnv
 
 SMALL = dict(net_arch=[16], buffer_size=4096, batch_size=32, learning_starts=256, train_freq=8, target_update=20,
              epsilon_decay_steps=512)
@@ -68,24 +68,10 @@ def test_tiny_run_writes_a_checkpoint_that_plays_legal_moves(tmp_path, env_id):
 
 def test_interrupted_run_resumes(tmp_path, monkeypatch):
     config = dqn_tiny(tmp_path, **{"training.total_timesteps": 2048})
-    calls = {"n": 0}
-    original = BatchedLearnerEnv.step_wait
-
-    def interrupt_midway(self):
-        calls["n"] += 1
-        if calls["n"] == 350:  # mid-round: 8 vectorised steps of 2 games per round
-            raise KeyboardInterrupt
-        return original(self)
-
-    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", interrupt_midway)
-    with pytest.raises(SystemExit) as stop:
-        train_module.train(config, config.run_dir)
-    assert stop.value.code == 130
+    stopped_at = interrupt_training(config, monkeypatch)  # the 350th step: mid-round (8 steps of 2 games)
     ckpt = config.run_dir / "checkpoint"
-    stopped_at = json.loads((ckpt / "meta.json").read_text())["timesteps"]
     assert stopped_at == 349 // 8 * 8 * 2  # the last round trained on
     updates = torch.load(ckpt / "model.zip", weights_only=True)["n_updates"]
-    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", original)
     train_module.main(["--resume", str(config.run_dir)])
     meta = json.loads((ckpt / "meta.json").read_text())
     assert meta["timesteps"] >= 2048 and meta["algorithm"]["name"] == "DoubleDQN"

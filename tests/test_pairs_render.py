@@ -1,5 +1,7 @@
 """Pairs Draft ``render()``: the last round with who took what (face up or face down), the
 round- and game-ending events, and plain-word prompts in the draft, discard and rounds."""
+import textwrap
+
 from envs.pairs_draft.game import PairsDraftGame
 
 
@@ -18,6 +20,11 @@ def lines(game):
     return game.render().splitlines()
 
 
+def expected(text):
+    """Rendered lines written as they print, in an indented triple-quoted string."""
+    return textwrap.dedent(text).strip("\n").splitlines()
+
+
 def block(game):
     """The lines of the last-round block: its title, then its indented lines."""
     text = lines(game)
@@ -34,15 +41,15 @@ def test_no_pair_round_shows_each_play_the_lowest_face_up_and_the_highest_taking
     game = PairsDraftGame.from_position([[4, 1], [9, 2], [2, 3], [6, 5]])
     assert not any(line.startswith("last round") for line in lines(game))  # nothing played yet
     play(game, 4, 9, 2, 6)
-    assert block(game) == [
-        "last round (1/2, led by seat 0): no pair",
-        "  seat 0 played 4: face down to seat 1",
-        "  seat 1 played 9: face down to seat 1, the highest unpaired card",
-        "  seat 2 played 2: face up, the lowest card",
-        "  seat 3 played 6: face down to seat 1",
-        "  seat 1 takes 4 6 9 face down: -3 points",
-        "  seat 1 leads round 2",
-    ]
+    assert block(game) == expected("""
+        last round (1/2, led by seat 0): no pair
+          seat 0 played 4: face down to seat 1
+          seat 1 played 9: face down to seat 1, the highest unpaired card
+          seat 2 played 2: face up, the lowest card
+          seat 3 played 6: face down to seat 1
+          seat 1 takes 4 6 9 face down: -3 points
+          seat 1 leads round 2
+        """)
     assert "seat 1: hand [2] face up [] face down [4 6 9] score -3" in lines(game)
     assert lines(game)[-1] == "seat 1 plays a number from its hand: 2"
 
@@ -50,28 +57,28 @@ def test_no_pair_round_shows_each_play_the_lowest_face_up_and_the_highest_taking
 def test_one_pair_round_shows_the_pair_face_up_and_who_took_the_other_two():
     game = PairsDraftGame.from_position([[5, 1], [8, 2], [5, 3], [3, 4]])
     play(game, 5, 8, 5, 3)
-    assert block(game)[:6] == [
-        "last round (1/2, led by seat 0): one pair (5s)",
-        "  seat 0 played 5: face up, paired with seat 2",
-        "  seat 1 played 8: face down to seat 1, the highest unpaired card",
-        "  seat 2 played 5: face up, paired with seat 0",
-        "  seat 3 played 3: face down to seat 1",
-        "  seat 1 takes 3 8 face down: -2 points",
-    ]
+    assert block(game)[:6] == expected("""
+        last round (1/2, led by seat 0): one pair (5s)
+          seat 0 played 5: face up, paired with seat 2
+          seat 1 played 8: face down to seat 1, the highest unpaired card
+          seat 2 played 5: face up, paired with seat 0
+          seat 3 played 3: face down to seat 1
+          seat 1 takes 3 8 face down: -2 points
+        """)
 
 
 def test_two_pairs_round_everyone_keeps_their_card_face_up():
     game = PairsDraftGame.from_position([[5, 1], [7, 2], [7, 3], [5, 4]], start_player=2)
     play(game, 7, 5, 5, 7)
-    assert block(game) == [
-        "last round (1/2, led by seat 2): two pairs (5s, 7s)",
-        "  seat 2 played 7: face up, paired with seat 1",
-        "  seat 3 played 5: face up, paired with seat 0",
-        "  seat 0 played 5: face up, paired with seat 3",
-        "  seat 1 played 7: face up, paired with seat 2",
-        "  everyone keeps their card face up",
-        "  seat 3 leads round 2",
-    ]
+    assert block(game) == expected("""
+        last round (1/2, led by seat 2): two pairs (5s, 7s)
+          seat 2 played 7: face up, paired with seat 1
+          seat 3 played 5: face up, paired with seat 0
+          seat 0 played 5: face up, paired with seat 3
+          seat 1 played 7: face up, paired with seat 2
+          everyone keeps their card face up
+          seat 3 leads round 2
+        """)
 
 
 def test_forced_card_is_shown_as_eleven_in_play_and_in_the_last_round():
@@ -84,15 +91,15 @@ def test_forced_card_is_shown_as_eleven_in_play_and_in_the_last_round():
     assert "this round (led by seat 0): seat 0 played 6, seat 1 played 6, seat 2 played 6 (forced: counts 11)" \
         in lines(game)
     play(game, 10)
-    assert block(game) == [
-        "last round (1/1, led by seat 0): one pair (6s)",
-        "  seat 0 played 6: face up, paired with seat 1",
-        "  seat 1 played 6: face up, paired with seat 0",
-        "  seat 2 played 6 (forced: counts 11): face down to seat 2, the highest unpaired card",
-        "  seat 3 played 10: face down to seat 2",
-        "  seat 2 takes 6 10 face down: -2 points",
-        "  that was the last round: the game is over",
-    ]
+    assert block(game) == expected("""
+        last round (1/1, led by seat 0): one pair (6s)
+          seat 0 played 6: face up, paired with seat 1
+          seat 1 played 6: face up, paired with seat 0
+          seat 2 played 6 (forced: counts 11): face down to seat 2, the highest unpaired card
+          seat 3 played 10: face down to seat 2
+          seat 2 takes 6 10 face down: -2 points
+          that was the last round: the game is over
+        """)
 
 
 def test_two_forced_cards_are_a_pair_of_elevens():

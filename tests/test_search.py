@@ -22,6 +22,7 @@ from envs.pairs_draft.env import OTHERS_PICKS
 from envs.pairs_draft.env import raw_env as pairs_raw_env
 from envs.pairs_draft.game import DECK, NUM_PLAYERS, PairsDraftGame
 from envs.search import ISMCTSBot, check_options, parse_options, random_action
+from helpers import live_turns
 
 SIMS = 40
 DECK_COUNTS = [DECK.count(n) for n in range(1, 11)]
@@ -254,11 +255,7 @@ def test_pairs_memory_matches_the_env_observation():
     rng = random.Random(0)
     memories = [pairs_view.new_memory() for _ in range(NUM_PLAYERS)]
     checked = 0
-    for agent in env.agent_iter():
-        obs, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
+    for _, obs in live_turns(env):
         seat = env.game.current_player
         v = pairs_view.view(env.game, seat, memories[seat])
         shown = np.rint(obs["observation"][OTHERS_PICKS:OTHERS_PICKS + 10] * 10).astype(int).tolist()
@@ -292,12 +289,7 @@ def test_craits_full_game_with_the_bot_in_one_seat():
     bots = [ISMCTSBot("craits", simulations=15, seed=s, rollout=r) for s, r in ((1, "heuristic"), (2, "random"))]
     heuristic = CraitsHeuristic(env.rules)
     moves = 0
-    for agent in env.agent_iter():
-        obs, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        seat = env.agent_name_mapping[agent]
+    for seat, obs in live_turns(env):
         if seat in (0, 2):
             action = bots[seat // 2].act_on(env.game, seat)
             assert obs["action_mask"][action]
@@ -313,12 +305,7 @@ def test_pairs_full_game_with_the_bot_in_one_seat():
     env.reset(seed=8)
     bot = ISMCTSBot("pairs_draft", simulations=10, seed=3)
     rng = random.Random(0)
-    for agent in env.agent_iter():
-        obs, _, termination, truncation, _ = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        seat = env.agent_name_mapping[agent]
+    for seat, obs in live_turns(env):
         if seat == 1:
             action = bot.act_on(env.game, seat)
             assert obs["action_mask"][action]
@@ -369,11 +356,7 @@ def test_heuristic_rollouts_play_as_the_heuristic_bots():
         env.reset(seed=3)
         bot = bot or CraitsHeuristic(env.rules)
         rule = pairs_view.heuristic_action if isinstance(bot, PairsDraftHeuristic) else craits_view.heuristic_action
-        for agent in env.agent_iter():
-            obs, _, termination, truncation, _ = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
+        for _, obs in live_turns(env):
             expected = bot.act(obs["observation"], obs["action_mask"])
             assert rule(env.game, rng) == expected
             checked += 1

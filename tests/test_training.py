@@ -11,8 +11,9 @@ from training.checkpoint import CheckpointError
 from training.config import ConfigError, PoolEntry, load_config
 from training.preflight import check_config
 from training.games import EnvHandle
-from training.learner_env import BatchedLearnerEnv, LearnerEnv, OpponentPool
+from training.learner_env import LearnerEnv, OpponentPool
 from training import train as train_module
+from helpers import interrupt_training
 
 QUICK = "configs/craits_quick.yaml"
 
@@ -177,22 +178,8 @@ def test_policy_agent_matches_the_torch_policy(tmp_path):
 
 def test_interrupted_run_resumes_without_loss(tmp_path, monkeypatch):
     config = tiny(tmp_path, **{"training.total_timesteps": 2048})
-    calls = {"n": 0}
-    original = BatchedLearnerEnv.step_wait
-
-    def interrupt_midway(self):
-        calls["n"] += 1
-        if calls["n"] == 350:
-            raise KeyboardInterrupt
-        return original(self)
-
-    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", interrupt_midway)
-    with pytest.raises(SystemExit) as stop:
-        train_module.train(config, config.run_dir)
-    assert stop.value.code == 130
-    stopped_at = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())["timesteps"]
+    stopped_at = interrupt_training(config, monkeypatch)
     assert 0 < stopped_at < 2048
-    monkeypatch.setattr(BatchedLearnerEnv, "step_wait", original)
     train_module.main(["--resume", str(config.run_dir)])
     meta = json.loads((config.run_dir / "checkpoint" / "meta.json").read_text())
     assert meta["timesteps"] >= 2048
