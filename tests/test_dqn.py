@@ -220,6 +220,7 @@ def test_an_action_value_checkpoint_plays_its_best_move_even_when_asked_to_sampl
     meta = json.loads((folder / "meta.json").read_text())
     rng = np.random.default_rng(0)
     obs, mask = rng.random(meta["observation_size"]).astype(np.float32), np.ones(meta["action_size"], np.int8)
+    (folder / "meta.json").write_text(json.dumps({**meta, "action_selection": "masked_sampling"}))
     sampled = {PolicyAgent(folder, deterministic=False, seed=s).act(obs, mask) for s in range(20)}
     (folder / "meta.json").write_text(json.dumps({**meta, "action_selection": "masked_argmax"}))
     greedy = {PolicyAgent(folder, deterministic=False, seed=s).act(obs, mask) for s in range(20)}
