@@ -167,16 +167,35 @@ def _compare(facts: dict, event: dict, what: str) -> None:
             raise ProtocolError(f"check failed: {key} is {_shown(facts[key])} here, the event says {_shown(value)}")
 
 
-def _dispatch(event, game: str, handlers: dict) -> None:
-    """Hand ``event`` to the handler its ``"event"`` field names, or say what is wrong with it."""
-    kind = event.get("event") if isinstance(event, dict) else None
-    handler = handlers.get(kind)
-    if handler is None:
-        if not isinstance(event, dict):
-            raise ProtocolError(f"an event must be a JSON object, not {_json_type(event)}")
-        *first, last = (f'"{name}"' for name in handlers)
-        raise ProtocolError(f"unknown {game} event {_shown(kind)}: events are {', '.join(first)} and {last}")
-    handler(event)
+class _Table:
+    """What both games' tables share: events handed to the handler their ``"event"`` field
+    names (``EVENTS``: event -> method name), and the engine's moves."""
+    GAME = ""
+    EVENTS: dict = {}
+
+    def apply(self, event: dict) -> None:
+        kind = event.get("event") if isinstance(event, dict) else None
+        if kind not in self.EVENTS:
+            if not isinstance(event, dict):
+                raise ProtocolError(f"an event must be a JSON object, not {_json_type(event)}")
+            *first, last = (f'"{name}"' for name in self.EVENTS)
+            raise ProtocolError(f"unknown {self.GAME} event {_shown(kind)}: events are {', '.join(first)} and {last}")
+        getattr(self, self.EVENTS[kind])(event)
+
+    def to_act(self):
+        return self.game.current_player if self.expect == "move" else None
+
+    def legal_actions(self) -> list[int]:
+        return list(self.game.legal_actions())
+
+    def parse_action(self, text) -> int:
+        try:
+            return self.game.text_to_action(text)
+        except ValueError as exc:
+            raise ProtocolError(str(exc)) from None
+
+    def text(self, action: int) -> str:
+        return self.game.action_to_text(action)
 
 
 # ------------------------------------------------------------------------- Craits
@@ -191,8 +210,10 @@ class _CraitsEngine(CraitsGame):
         return False
 
 
-class CraitsTable:
+class CraitsTable(_Table):
     """One seat's Craits table, rebuilt from protocol events (see the module docstring)."""
+    GAME = "Craits"
+    EVENTS = {"deal": "_deal", "move": "_move", "deal_end": "_deal_end", "check": "_check"}
 
     def __init__(self, rules, players: int, seat: int):
         self.rules, self.n, self.seat = rules, players, seat
@@ -201,9 +222,6 @@ class CraitsTable:
         self.next_deal = 0
 
     # -------------------------------------------------------------- events
-    def apply(self, event: dict) -> None:
-        _dispatch(event, "Craits", {"deal": self._deal, "move": self._move, "deal_end": self._deal_end,
-                                    "check": self._check})
 
     def _deal(self, ev: dict) -> None:
         _fields(ev, "a deal event", ("event", "deal", "hand", "upcard"), ("dealer",))
@@ -467,21 +485,6 @@ class CraitsTable:
                 "hand_sizes": [g.hand_size(s) for s in range(self.n)], "announced": list(g.announced),
                 "totals": list(g.totals), "pressures": list(g.pressures)}
 
-    def to_act(self):
-        return self.game.current_player if self.expect == "move" else None
-
-    def legal_actions(self) -> list[int]:
-        return list(self.game.legal_actions())
-
-    def parse_action(self, text) -> int:
-        try:
-            return CraitsGame.text_to_action(text)
-        except ValueError as exc:
-            raise ProtocolError(str(exc)) from None
-
-    def text(self, action: int) -> str:
-        return self.game.action_to_text(action)
-
     def world(self, rng):
         """(the seat's view, an engine sampled from it alone)."""
         v = craits_view.view(self.game, self.seat)
@@ -496,8 +499,10 @@ def _first_legal(game, rng) -> int:
     return game.legal_actions()[0]
 
 
-class PairsTable:
+class PairsTable(_Table):
     """One seat's Pairs Draft table, rebuilt from protocol events (see the module docstring)."""
+    GAME = "Pairs Draft"
+    EVENTS = {"deal": "_deal", "pack": "_pack", "move": "_move", "check": "_check"}
 
     def __init__(self, seat: int):
         self.seat = seat
@@ -506,10 +511,6 @@ class PairsTable:
         self.expect = "deal"  # deal | move | pack | over
         self.memory = pairs_view.DraftMemory()
         self.passed: list[list[int]] = []  # the pack as this seat passed it, at each pick
-
-    def apply(self, event: dict) -> None:
-        _dispatch(event, "Pairs Draft", {"deal": self._deal, "pack": self._pack, "move": self._move,
-                                         "check": self._check})
 
     def _deal(self, ev: dict) -> None:
         _fields(ev, "a deal event", ("event", "start_player", "pack"))
@@ -723,21 +724,6 @@ class PairsTable:
                 "rounds_done": g.round_index, "hand_sizes": sizes,
                 "face_up": [g.face_up(s) for s in range(NUM_PLAYERS)],
                 "face_down": [g.face_down(s) for s in range(NUM_PLAYERS)], "totals": g.scores()}
-
-    def to_act(self):
-        return self.game.current_player if self.expect == "move" else None
-
-    def legal_actions(self) -> list[int]:
-        return list(self.game.legal_actions())
-
-    def parse_action(self, text) -> int:
-        try:
-            return self.game.text_to_action(text)
-        except ValueError as exc:
-            raise ProtocolError(str(exc)) from None
-
-    def text(self, action: int) -> str:
-        return self.game.action_to_text(action)
 
     def world(self, rng):
         v = pairs_view.view(self.game, self.seat, self.memory)
