@@ -222,7 +222,6 @@ class CraitsTable(_Table):
         self.next_deal = 0
 
     # -------------------------------------------------------------- events
-
     def _deal(self, ev: dict) -> None:
         _fields(ev, "a deal event", ("event", "deal", "hand", "upcard"), ("dealer",))
         deals = self.rules.deals
