@@ -171,6 +171,28 @@ def test_bad_config_keys_name_the_path(tmp_path, override, message):
         bm.load_benchmark(data=micro(tmp_path / "b"), overrides=[override])
 
 
+def test_one_setting_of_a_longer_benchmark(micro_run, tmp_path):
+    """--settings: a setting whose trials are done is tabled while another's are not even
+    started; nothing of the other is trained, and benchmark.yaml stays the whole config."""
+    import shutil
+    out, first, _ = micro_run
+    shutil.copytree(out, tmp_path / "micro")
+    settings = {"create": {"env": "craits_v0", "args": CREATE_SHORT},
+                "pairs_draft": {"env": "pairs_draft_v0", "args": {}}}
+    bench = bm.load_benchmark(data=micro(tmp_path / "micro", settings=settings))
+    again = bm.run_benchmark(bench, verbose=False, settings=["create"])
+    assert again["ran"] == [] and len(again["skipped"]) == len(first["ran"]) and set(again["leagues"]) == {"create"}
+    assert again["markdown"] == first["markdown"]
+    assert not (tmp_path / "micro" / "trials" / "pairs_draft").exists()
+    assert set(bm.yaml.safe_load((tmp_path / "micro" / "benchmark.yaml").read_text())["settings"]) == set(settings)
+    with pytest.raises(bm.BenchmarkError, match="settings: 'pairs'; the config has create, pairs_draft"):
+        bm.run_benchmark(bench, verbose=False, settings=["create", "pairs"])
+    with pytest.raises(SystemExit, match="settings: 'craits'"):
+        config = tmp_path / "bench.yaml"
+        config.write_text(json.dumps(micro(tmp_path / "micro", settings=settings)))
+        bm.main(["--config", str(config), "--settings", "craits"])
+
+
 @pytest.mark.parametrize("override, message", [
     ("algorithms.MaskablePPO.lerning_rate=0.1", "trial create/MaskablePPO: unknown config key "
                                                 "'algorithms.MaskablePPO.lerning_rate'"),

@@ -3,6 +3,7 @@
     python -m training.benchmark --config configs/benchmark_small.yaml [--out DIR] [--processes N]
     python -m training.benchmark --config configs/benchmark_small.yaml --set 'algorithms={MaskablePPO: {}}'
     python -m training.benchmark --config configs/benchmark_small.yaml --ray-address HEAD:6379  # on a Ray cluster
+    python -m training.benchmark --config configs/benchmark_full.yaml --settings craits  # one setting's trials and table
 
 A benchmark config (YAML, validated strictly: an unknown key, a wrong type or a bad value is
 an error naming its key path, before anything runs) lists:
@@ -57,6 +58,10 @@ relative to ``<out>``), and the outputs are written:
   t-interval over the seeds; with two seeds, their range).
 - ``results.csv`` (a row per trial), ``results.json`` (everything: config, trials, summaries,
   league ratings), ``curves.csv`` (every curve point).
+
+``--settings NAME[,NAME...]`` runs (or continues) only those settings' trials and leagues, and
+writes the outputs for them alone: a long benchmark can publish a setting as soon as its trials
+are done. ``benchmark.yaml`` stays the whole config; a later run without it tables everything.
 """
 from __future__ import annotations
 
@@ -952,19 +957,33 @@ def _json_default(value):
 
 
 # ---------------------------------------------------------------- the benchmark
+def only_settings(bench: BenchmarkConfig, names) -> BenchmarkConfig:
+    """``bench`` restricted to the settings ``names`` (all of them for None)."""
+    if names is None:
+        return bench
+    names = list(dict.fromkeys(names))
+    unknown = [name for name in names if name not in bench.settings]
+    if unknown or not names:
+        raise BenchmarkError(f"settings: {', '.join(map(repr, unknown)) or 'none given'}; the config has "
+                             f"{', '.join(bench.settings)}")
+    return bench.model_copy(update={"settings": {name: bench.settings[name] for name in names}})
+
+
 def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None, verbose: bool = True,
-                  executor=None) -> dict:
+                  executor=None, settings=None) -> dict:
     """Run (or continue) the benchmark in ``out`` (default ``bench.out``) and write its outputs;
     return ``{"markdown", "trials", "ran", "skipped", "timing", ...}``. Trials and league
     matches run in ``processes`` local processes, or as Ray tasks with a Ray ``executor``
-    (``training.executor``)."""
+    (``training.executor``). ``settings`` (names) restricts the run and its outputs to those
+    settings; ``benchmark.yaml`` is the whole config all the same."""
     say = (lambda *a, **k: print(*a, **k, flush=True)) if verbose else (lambda *a, **k: None)
     start = time.time()
     out = Path(out if out is not None else bench.out)
     processes = bench.processes if processes is None else processes
     if processes < 1:
         raise BenchmarkError(f"processes={processes}: need at least 1")
-    bench = bench.model_copy(update={"out": str(out), "processes": processes})
+    whole = bench.model_copy(update={"out": str(out), "processes": processes})
+    bench = only_settings(whole, settings)
     trials = plan_trials(bench, out)
     out.mkdir(parents=True, exist_ok=True)
     with hold_folder(out, "benchmark"):
@@ -972,7 +991,7 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
         for trial in trials:  # a Ray trial's folder being swapped in when the driver was killed
             recover_folder(trial.dir)
         states = {t.name: trial_state(t, bench) for t in trials}
-        write_file(out / "benchmark.yaml", dump_benchmark(bench))
+        write_file(out / "benchmark.yaml", dump_benchmark(whole))
         pending = [(t, states[t.name]) for t in trials if states[t.name] != "finished"]
         for trial, state in pending:
             if state == "stale":  # killed before its first checkpoint: nothing to resume, it starts anew
@@ -1015,6 +1034,8 @@ def main(argv=None):
     parser.add_argument("--config", required=True, help="benchmark config (configs/benchmark_*.yaml)")
     parser.add_argument("--out", help="the benchmark folder (default: the config's out)")
     parser.add_argument("--processes", type=int, help="trials trained side by side (default: the config's)")
+    parser.add_argument("--settings", metavar="NAME[,NAME...]",
+                        help="run and table only these settings (default: all the config's)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
                         help="override a config value, e.g. --set seeds=[0] --set 'algorithms={MaskablePPO: {}}'")
     add_executor_arguments(parser)
@@ -1023,7 +1044,8 @@ def main(argv=None):
     try:
         bench = load_benchmark(args.config, args.set)
         executor = executor_from_args(args, args.processes or bench.processes)
-        return run_benchmark(bench, out=args.out, processes=args.processes, executor=executor)
+        settings = None if args.settings is None else [name.strip() for name in args.settings.split(",") if name.strip()]
+        return run_benchmark(bench, out=args.out, processes=args.processes, executor=executor, settings=settings)
     except ValueError as exc:  # BenchmarkError, ConfigError, LeagueError, a bad agent
         raise SystemExit(f"error: {exc}")
     except KeyboardInterrupt:
