@@ -35,7 +35,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 PPO = {"batch_size": 256, "n_epochs": 4, "net_arch": [128, 128], "activation": "tanh", "torch_threads": 1}
-SHIPPED = {"craits_v0": "checkpoints/craits", "pairs_draft_v0": "checkpoints/pairs_draft"}
+# The bots docs/speed.md was measured with as opponents (MaskablePPO, MLP 256x256): the shipped
+# bots of that time, kept under these names.
+SHIPPED = {"craits_v0": "checkpoints/craits_ppo", "pairs_draft_v0": "checkpoints/pairs_draft_ppo"}
 
 
 def deckgym_config(env_id: str, opponents: str, n: int, rollout: int, workers: int, out: str):

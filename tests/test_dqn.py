@@ -216,7 +216,7 @@ def test_an_action_value_checkpoint_plays_its_best_move_even_when_asked_to_sampl
     plays the masked argmax, while a PPO checkpoint samples."""
     from training.agents import PolicyAgent
     folder = tmp_path / "q"
-    shutil.copytree("checkpoints/craits", folder)
+    shutil.copytree("checkpoints/craits_dqn", folder)
     meta = json.loads((folder / "meta.json").read_text())
     rng = np.random.default_rng(0)
     obs, mask = rng.random(meta["observation_size"]).astype(np.float32), np.ones(meta["action_size"], np.int8)

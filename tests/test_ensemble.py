@@ -1,0 +1,88 @@
+"""training.ensemble: several checkpoints as one wider MLP whose scores are exactly the mean
+of theirs; members that don't fit together are refused, naming the member and the field."""
+import json
+
+import numpy as np
+import pytest
+
+from training.agents import PolicyAgent
+from training.checkpoint import CheckpointError
+from training.ensemble import main, make_ensemble
+from training.evaluate import evaluate
+from training.games import EnvHandle
+
+
+def member(folder, widths=(3, 2), activation="relu", seed=0, **meta_changes):
+    """A random 5 -> widths... -> 4 policy checkpoint for craits_v0."""
+    folder.mkdir(parents=True)
+    rng = np.random.default_rng(seed)
+    sizes = [5, *widths, 4]
+    arrays = {}
+    for i, (inputs, outputs) in enumerate(zip(sizes, sizes[1:])):
+        name = "action" if i == len(widths) else f"layer_{i}"
+        arrays[f"{name}_weight"] = rng.normal(size=(outputs, inputs)).astype(np.float32)
+        arrays[f"{name}_bias"] = rng.normal(size=outputs).astype(np.float32)
+    np.savez(folder / "policy.npz", **arrays)
+    meta = {"format_version": 1, "env_id": "craits_v0", "env_args": {"preset": "craits"},
+            "rules": {"nine": "same_colour"}, "observation_size": 5, "action_size": 4, "activation": activation,
+            "action_selection": "masked_argmax", "hidden_sizes": list(widths),
+            "algorithm": {"name": "DoubleDQN", "net_arch": list(widths)}, "timesteps": 1000 + seed, **meta_changes}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    return folder
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_scores_are_the_members_mean(tmp_path, activation):
+    members = [member(tmp_path / f"m{i}", widths=w, activation=activation, seed=i)
+               for i, w in enumerate([(3, 2), (4, 5), (2, 2)])]
+    meta = make_ensemble(members, tmp_path / "ens")
+    assert meta["hidden_sizes"] == [9, 9] and meta["algorithm"]["name"] == "ensemble"
+    assert meta["timesteps"] == 1000 + 1001 + 1002 and meta["activation"] == activation
+    assert [m["path"] for m in meta["algorithm"]["members"]] == [m.as_posix() for m in members]
+    observations = np.random.default_rng(9).normal(size=(50, 5)).astype(np.float32)
+    mean = np.mean([PolicyAgent(m).logits(observations) for m in members], axis=0)
+    ensemble = PolicyAgent(tmp_path / "ens")
+    assert np.abs(ensemble.logits(observations) - mean).max() < 1e-5
+    assert ensemble.deterministic  # masked argmax, as its members
+
+
+def test_an_ensemble_of_copies_plays_as_its_member(tmp_path):
+    """In real games: the ensemble of a shipped bot with itself makes the same moves."""
+    ens = tmp_path / "twice"
+    make_ensemble(["checkpoints/craits_dqn", "checkpoints/craits_dqn"], ens)
+    env = EnvHandle("craits_v0", {"deals": [3]})
+    results = [evaluate(env, [bot, "heuristic", "heuristic", "heuristic"], 2, seed=5)["agents"][bot]
+               for bot in ("checkpoints/craits_dqn", str(ens))]
+    assert results[0]["mean_score"] == results[1]["mean_score"]
+    assert results[0]["win_share"] == results[1]["win_share"]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"rules": {"nine": "any"}}, "rules .* differs from"),
+    ({"env_id": "pairs_draft_v0"}, "env_id 'pairs_draft_v0' differs"),
+    ({"activation": "tanh"}, "activation 'tanh' differs"),
+    ({"action_selection": "sample"}, "action_selection 'sample' differs"),
+])
+def test_members_that_do_not_fit_are_refused(tmp_path, change, message):
+    first = member(tmp_path / "a")
+    other = member(tmp_path / "b", seed=1, **change)
+    with pytest.raises(CheckpointError, match=f"{other}: {message}"):
+        make_ensemble([first, other], tmp_path / "ens")
+    assert not (tmp_path / "ens").exists()
+
+
+def test_depth_and_count_are_checked(tmp_path):
+    first = member(tmp_path / "a")
+    deeper = member(tmp_path / "b", widths=(3, 3, 3), seed=1)
+    with pytest.raises(CheckpointError, match="3 hidden layers, .* has 2: .* same depth"):
+        make_ensemble([first, deeper], tmp_path / "ens")
+    with pytest.raises(CheckpointError, match="at least 2 members, got 1"):
+        make_ensemble([first], tmp_path / "ens")
+
+
+def test_cli_names_the_problem(tmp_path, capsys):
+    first = member(tmp_path / "a")
+    with pytest.raises(SystemExit, match=f"error: checkpoint folder {tmp_path / 'nope'} does not exist"):
+        main([str(first), str(tmp_path / "nope"), "--out", str(tmp_path / "ens")])
+    main([str(first), str(first), "--out", str(tmp_path / "ens")])
+    assert "ensemble of 2 members, hidden sizes [6, 4]" in capsys.readouterr().out
