@@ -46,6 +46,31 @@ def test_scores_are_the_members_mean(tmp_path, activation):
     assert ensemble.deterministic  # masked argmax, as its members
 
 
+def dense_logits(agent, observations):
+    x = observations
+    for weight, bias in agent.hidden:
+        x = agent.activation(x @ weight.T + bias)
+    return x @ agent.head_w.T + agent.head_b
+
+
+def test_members_are_evaluated_block_by_block_unless_the_weights_disagree(tmp_path):
+    """PolicyAgent skips the zeros between the members' blocks; an ensemble whose weights are
+    not block-diagonal as its meta.json says is run as the whole MLP, like any frontend."""
+    members = [member(tmp_path / f"m{i}", widths=(3, 4), seed=i) for i in range(3)]
+    make_ensemble(members, tmp_path / "ens")
+    observations = np.random.default_rng(1).normal(size=(20, 5)).astype(np.float32)
+    ensemble = PolicyAgent(tmp_path / "ens")
+    assert ensemble.members is not None and len(ensemble.members) == 3
+    assert np.abs(ensemble.logits(observations) - dense_logits(ensemble, observations)).max() < 1e-5
+    arrays = dict(np.load(tmp_path / "ens" / "policy.npz"))
+    arrays["layer_1_weight"][0, -1] = 0.5  # a weight between two members' blocks
+    np.savez(tmp_path / "ens" / "policy.npz", **arrays)
+    doctored = PolicyAgent(tmp_path / "ens")
+    assert doctored.members is None
+    assert np.abs(doctored.logits(observations) - dense_logits(doctored, observations)).max() < 1e-6
+    assert PolicyAgent(members[0]).members is None
+
+
 def test_an_ensemble_of_copies_plays_as_its_member(tmp_path):
     """In real games: the ensemble of a shipped bot with itself makes the same moves."""
     ens = tmp_path / "twice"

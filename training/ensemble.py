@@ -8,9 +8,9 @@ mean of their scores: their first layers stacked, each further hidden layer bloc
 (a member's units only see that member's units), and the output layer side by side, divided
 by the number of members. So the ensemble is an ordinary checkpoint (``meta.json``,
 ``policy.npz``): it loads as an agent, an opponent or a shipped bot, and exports to every
-frontend (``training.export``) with no code of its own. It costs the wider network's time
-per move: the zeros off the blocks are multiplied too (six 128x128 members: an evaluation took
-about 4.5 times one member's, checkpoints/README.md).
+frontend (``training.export``) with no code of its own. deckgym's numpy agent
+(``training.agents.PolicyAgent``) evaluates it member by member, skipping the zeros between
+the blocks; other frontends multiply the whole matrices, at the wider network's cost.
 
 Averaging Q-values of independently trained Double DQN agents (different seeds) cancels
 part of each one's estimation noise; ``checkpoints/README.md`` has what it gained here. Only
