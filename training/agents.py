@@ -14,6 +14,7 @@ import numpy as np
 from envs.engine import shown
 
 from .checkpoint import CheckpointError, check_compatible, load_policy
+from .ensemble import ensemble_members
 from .executor import agent_folder
 
 ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
@@ -97,37 +98,6 @@ class PolicyAgent:
         # are never hit with side="right"); several times cheaper than rng.choice(p=...).
         weights = np.cumsum(np.exp(logits - top))
         return int(np.searchsorted(weights, self.rng.random() * weights[-1], side="right"))
-
-
-def ensemble_members(meta: dict, hidden: list, head_w: np.ndarray):
-    """An ensemble checkpoint's members as blocks of its network (``training.ensemble``):
-    per member, its units' slice of the first hidden layer, its diagonal blocks of the other
-    hidden layers and its columns of the output layer; None for any other checkpoint, or one
-    whose weights are not block-diagonal as its meta.json's members say (then the whole
-    matrices are used, as every other frontend does). The blocks give the same scores (up to
-    float rounding) at a fraction of the cost: the zeros between them are not multiplied."""
-    algorithm = meta.get("algorithm", {})
-    members = algorithm.get("members") if algorithm.get("name") == "ensemble" else None
-    if not isinstance(members, list) or len(members) < 2 or len(hidden) < 2:
-        return None
-    sizes = [m.get("hidden_sizes") if isinstance(m, dict) else None for m in members]
-    if not all(isinstance(s, list) and len(s) == len(hidden) and all(type(n) is int and n > 0 for n in s)
-               for s in sizes):
-        return None
-    if [sum(column) for column in zip(*sizes)] != [bias.shape[0] for _, bias in hidden]:
-        return None
-    ends = np.cumsum(sizes, axis=0)
-    spans = [[slice(int(end[i]) - s[i], int(end[i])) for i in range(len(hidden))] for s, end in zip(sizes, ends)]
-    blocks = []
-    for span in spans:
-        layers = [(hidden[i][0][span[i], span[i - 1]], hidden[i][1][span[i]]) for i in range(1, len(hidden))]
-        blocks.append((span[0], [(np.ascontiguousarray(w), b) for w, b in layers],
-                       np.ascontiguousarray(head_w[:, span[-1]])))
-    for i in range(1, len(hidden)):  # every nonzero weight must lie in a member's block
-        inside = sum(np.count_nonzero(layers[i - 1][0]) for _, layers, _ in blocks)
-        if np.count_nonzero(hidden[i][0]) != inside:
-            return None
-    return blocks
 
 
 def choose_batch(agents, logits: np.ndarray, masks: np.ndarray) -> list[int]:

@@ -34,26 +34,63 @@ from .checkpoint import FORMAT_VERSION, CheckpointError, load_policy, write_atom
 SHARED = ("env_id", "rules", "observation_size", "action_size", "activation", "action_selection")
 
 
+def _spans(sizes: list[list[int]]) -> list[list[slice]]:
+    """Each member's units in every hidden layer of the ensemble (``sizes``: per member, its
+    hidden sizes): the members side by side, in order. The one definition of the layout."""
+    offsets, spans = [0] * len(sizes[0]), []
+    for widths in sizes:
+        spans.append([slice(o, o + n) for o, n in zip(offsets, widths)])
+        offsets = [o + n for o, n in zip(offsets, widths)]
+    return spans
+
+
 def ensemble_arrays(layers: list[tuple[list, tuple]]) -> dict[str, np.ndarray]:
     """policy.npz arrays of the MLP whose scores are the mean of the members' scores;
     ``layers``: per member, (hidden layers [(W, b), ...], action layer (W, b))."""
-    k = len(layers)
-    arrays = {}
-    for i in range(len(layers[0][0])):
-        weights = [hidden[i][0] for hidden, _ in layers]
-        if i == 0:  # every member reads the same observation
-            arrays["layer_0_weight"] = np.vstack(weights)
-        else:  # a member's units read only its own previous layer
-            block = np.zeros((sum(w.shape[0] for w in weights), sum(w.shape[1] for w in weights)), np.float32)
-            row = col = 0
-            for w in weights:
-                block[row:row + w.shape[0], col:col + w.shape[1]] = w
-                row, col = row + w.shape[0], col + w.shape[1]
-            arrays[f"layer_{i}_weight"] = block
+    k, depth = len(layers), len(layers[0][0])
+    spans = _spans([[bias.shape[0] for _, bias in hidden] for hidden, _ in layers])
+    total = [span.stop for span in spans[-1]]
+    # every member reads the same observation: the first layers stacked
+    arrays = {"layer_0_weight": np.vstack([hidden[0][0] for hidden, _ in layers])}
+    for i in range(1, depth):  # a member's units read only its own previous layer
+        block = np.zeros((total[i], total[i - 1]), np.float32)
+        for (hidden, _), span in zip(layers, spans):
+            block[span[i], span[i - 1]] = hidden[i][0]
+        arrays[f"layer_{i}_weight"] = block
+    for i in range(depth):
         arrays[f"layer_{i}_bias"] = np.concatenate([hidden[i][1] for hidden, _ in layers])
     arrays["action_weight"] = np.hstack([action[0] for _, action in layers]) / k
     arrays["action_bias"] = np.mean([action[1] for _, action in layers], axis=0)
     return {name: array.astype(np.float32) for name, array in arrays.items()}
+
+
+def ensemble_members(meta: dict, hidden: list, head_w: np.ndarray):
+    """An ensemble checkpoint's members as blocks of its network, for
+    ``training.agents.PolicyAgent``: per member, its units' slice of the first hidden layer, its
+    diagonal blocks of the other hidden layers and its columns of the output layer. None for
+    any other checkpoint, or one whose weights are not block-diagonal as its meta.json's
+    members say (then the whole matrices are used, as every other frontend does). The blocks
+    give the same scores (up to float rounding) without multiplying the zeros between them."""
+    algorithm = meta.get("algorithm", {})
+    members = algorithm.get("members") if algorithm.get("name") == "ensemble" else None
+    if not isinstance(members, list) or len(members) < 2 or len(hidden) < 2:
+        return None
+    sizes = [m.get("hidden_sizes") if isinstance(m, dict) else None for m in members]
+    if not all(isinstance(s, list) and len(s) == len(hidden) and all(type(n) is int and n > 0 for n in s)
+               for s in sizes):
+        return None
+    if [sum(column) for column in zip(*sizes)] != [bias.shape[0] for _, bias in hidden]:
+        return None
+    blocks = []
+    for span in _spans(sizes):
+        layers = [(np.ascontiguousarray(hidden[i][0][span[i], span[i - 1]]), hidden[i][1][span[i]])
+                  for i in range(1, len(hidden))]
+        blocks.append((span[0], layers, np.ascontiguousarray(head_w[:, span[-1]])))
+    for i in range(1, len(hidden)):  # every nonzero weight must lie in a member's block
+        inside = sum(np.count_nonzero(layers[i - 1][0]) for _, layers, _ in blocks)
+        if np.count_nonzero(hidden[i][0]) != inside:
+            return None
+    return blocks
 
 
 def make_ensemble(members: list, out) -> dict:
