@@ -181,8 +181,8 @@ def main(argv=None):
     if best:
         # The PPO updates cost the same on every path of a game (same settings, same rollout
         # size), so they alone bound what any faster rollout collection can reach.
-        print(f"\nceiling: with everything but the PPO updates free, a game's path would reach at most "
-              f"1 / (its least update time per step) learner steps/s, as a multiple of the tutorial at its best:")
+        print("\nceiling: with everything but the PPO updates free, a game's path would reach at most "
+              "1 / (its least update time per step) learner steps/s, as a multiple of the tutorial at its best:")
         for env_id, update in least_update.items():
             print(f"  {env_id:<15} {1 / update:>8,.0f} learner steps/s = {1 / update / best:.2f}x")
     return rows
