@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from training.games import make_raw_env
-from training.protocol import BotServer, SeatReporter
+from training.protocol import MAX_LINE, BotServer, SeatReporter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -440,6 +440,20 @@ GENERIC_ERRORS = [  # (request line, words the error names): no game under way
     (start_line(options={"seed": "x"}), ["options.seed"]),
     (start_line(options={"colour": "red"}), ["options has unknown field", "colour"]),
     (start_line(game="pairs_draft_v0", players=3), ["4 to 4"]),
+    (start_line(game=["craits_v0"]), ["game must be a string", "a list"]),
+    (start_line(game={"id": "craits_v0"}), ["game must be a string", "an object"]),
+    (start_line(options=[]), ["options must be a JSON object", "a list"]),
+    (start_line(options=0), ["options must be a JSON object", "a number"]),
+    (start_line(options=""), ["options must be a JSON object", "a string"]),
+    (start_line(options=None), ["options must be a JSON object", "null"]),
+    # strict JSON only: no NaN/Infinity, no number that overflows to one, no endless digits or nesting
+    ('{"type": "stop", "id": NaN}', ["NaN", "finite"]),
+    ('{"type": "stop", "id": -Infinity}', ["-Infinity", "finite"]),
+    ('{"type": "stop", "id": 1e400}', ["1e400", "finite"]),
+    ('{"type": "stop", "id": ' + "9" * 5000 + "}", ["5000 digits"]),
+    ("[" * 100_000, ["nested too deeply"]),
+    (b'{"type": "st\xffop"}', ["not UTF-8", "0xff", "offset 12"]),
+    ("x" * (MAX_LINE + 1), ["longer than 1048576 bytes"]),
 ]
 
 
@@ -449,6 +463,16 @@ def test_bad_requests_are_named_and_the_server_goes_on(line, words):
     reply = server.handle_line(line)
     assert reply["type"] == "error" and all(w in reply["error"] for w in words), reply
     assert start(server)["type"] == "ready"
+
+
+def test_an_event_of_the_wrong_type_is_named():
+    server = BotServer("random")
+    assert start(server, rules={"deals": [3]})["type"] == "ready"
+    for kind in ([], {}, ["deal"], 3):
+        reply = server.handle(update({**CRAITS_DEAL, "event": kind}))
+        assert reply["type"] == "error" and "unknown Craits event" in reply["error"], reply
+        assert "internal error" not in reply["error"]
+    assert server.handle(update(CRAITS_DEAL))["type"] == "ok"
 
 
 def test_a_checkpoint_for_other_rules_is_refused_at_start():
@@ -488,6 +512,60 @@ def test_cli_serves_json_lines_until_end_of_input():
     assert replies[3]["action"] in ("play 7H", "play KD")
     refused = serve_bot("human", input_text="")
     assert refused.returncode == 1 and "terminal" in refused.stderr and not refused.stdout
+
+
+def test_cli_outlives_every_bad_line_and_keeps_the_game():
+    """Each hostile line gets an error reply, in strict JSON, and the game in progress goes on."""
+    opening = [json.dumps({"type": "start", "protocol": 1, "game": "craits_v0", "rules": {"deals": [3]}, "seat": 0,
+                           "players": 2}).encode(),
+               json.dumps(update(CRAITS_DEAL, move(1, "draw"))).encode()]
+    bad = [b"[" * 100_000, b'{"id": ' + b"7" * 5000 + b"}", b'{"type": "act", "legal": ["\xff"]}',
+           b'{"type": "stop", "id": NaN}', b'{"type": "stop", "id": 1e400}', b"{" * (MAX_LINE + 10)]
+    act = json.dumps({"type": "act", "legal": ["play 7H", "play KD"], "id": 7}).encode()
+    done = subprocess.run([sys.executable, "-m", "training.serve_bot", "heuristic"], cwd=ROOT, capture_output=True,
+                          input=b"\n".join([*opening, *bad, act]) + b"\n", timeout=120)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
+    lines = done.stdout.decode().splitlines()
+    replies = [json.loads(line, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}")) for line in lines]
+    assert [r["type"] for r in replies] == ["ready", "ok", *["error"] * len(bad), "move"], replies
+    assert all("id" not in r for r in replies[2:-1]) and replies[-1]["id"] == 7
+
+
+def _peak_rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1))
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak memory from /proc")
+def test_cli_refuses_a_huge_line_in_bounded_memory():
+    with subprocess.Popen([sys.executable, "-m", "training.serve_bot", "random"], cwd=ROOT, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        def ask(line: bytes) -> dict:
+            proc.stdin.write(line + b"\n")
+            proc.stdin.flush()
+            return json.loads(proc.stdout.readline())
+        assert ask(b'{"type": "stop"}')["type"] == "error"  # the server is up, its imports done
+        before = _peak_rss_kib(proc.pid)
+        chunk = b"[1," * (1 << 20)
+        for _ in range(64):  # a 200 MB line, written in pieces
+            proc.stdin.write(chunk)
+        reply = ask(b"1]")
+        assert reply["type"] == "error" and "longer than" in reply["error"]
+        grown_mib = (_peak_rss_kib(proc.pid) - before) / 1024
+        assert ask(b'{"type": "stop", "id": 1}') == {"type": "error", "id": 1,
+                                                     "error": "stop can't come now: no game is under way "
+                                                              "(send \"start\" first)"}
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    assert grown_mib < 32, f"reading a 200 MB line grew the server by {grown_mib:.0f} MiB"
+
+
+def test_cli_exits_quietly_when_the_client_closes_the_pipe():
+    with subprocess.Popen([sys.executable, "-m", "training.serve_bot", "random"], cwd=ROOT, stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        proc.stdout.close()  # the client stops reading before the first reply
+        _, err = proc.communicate(b'{"type": "stop"}\n' * 1000, timeout=120)
+    assert proc.returncode == 0 and err == b"", err.decode()[-2000:]
 
 
 def doc_exchange() -> list[tuple[dict, dict]]:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 from pathlib import Path
 
@@ -59,7 +60,8 @@ from .agents import PolicyAgent, checked_act, make_agent
 from .games import GAMES, EnvHandle
 
 PROTOCOL_VERSION = 1
-MAX_LINE = 1 << 20  # characters: a longer request is refused without parsing it
+MAX_LINE = 1 << 20  # bytes of UTF-8 (newline not counted): a longer request is refused while it is read
+MAX_DIGITS = 4000  # an integer with more digits is refused (Python refuses to parse beyond 4300)
 DECK_COUNTS = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))
 START_OPTIONS = ("seed", "deterministic", "scores")
 SERVED_SPECS = ("'random', 'heuristic', 'ismcts[:simulations=1000,...]', a checkpoint folder or an exported bot "
@@ -175,7 +177,7 @@ class _Table:
 
     def apply(self, event: dict) -> None:
         kind = event.get("event") if isinstance(event, dict) else None
-        if kind not in self.EVENTS:
+        if not isinstance(kind, str) or kind not in self.EVENTS:
             if not isinstance(event, dict):
                 raise ProtocolError(f"an event must be a JSON object, not {_json_type(event)}")
             *first, last = (f'"{name}"' for name in self.EVENTS)
@@ -755,6 +757,8 @@ class Session:
             raise ProtocolError(f"protocol version {_shown(message['protocol'])} is not spoken here: this server "
                                 f"speaks version {PROTOCOL_VERSION}")
         game = message["game"]
+        if not isinstance(game, str):
+            raise ProtocolError(f"game must be a string (an env id), not {_json_type(game)}")
         if game not in GAMES:
             raise ProtocolError(f"unknown game {_shown(game)}: games are {', '.join(GAMES)}")
         if env_id is not None and game != env_id:
@@ -773,7 +777,7 @@ class Session:
                 raise ProtocolError(f"rules say num_players={_shown(rules['num_players'])} but players is {players}")
             rules["num_players"] = players
         seat = _int(message["seat"], "seat", 0, players - 1)
-        options = _fields(message.get("options") or {}, "options", (), START_OPTIONS)
+        options = _fields(message.get("options", {}), "options", (), START_OPTIONS)
         seed = options.get("seed")
         if seed is not None and type(seed) is not int:
             raise ProtocolError(f"options.seed must be an integer, not {_shown(seed)}")
@@ -923,13 +927,24 @@ class BotServer:
         self.env_id = env_id
         self.session: Session | None = None
 
-    def handle_line(self, line: str) -> dict:
-        if len(line) > MAX_LINE:
-            return {"type": "error", "error": f"the request is longer than {MAX_LINE} characters"}
+    def handle_line(self, line: str | bytes) -> dict:
+        """One request line (text, or bytes that must be UTF-8) -> the reply."""
+        if isinstance(line, str):
+            line = line.encode("utf-8", "surrogatepass")
+        if len(line.rstrip(b"\r\n")) > MAX_LINE:
+            return _too_long()
         try:
-            message = json.loads(line)
+            message = json.loads(line.decode("utf-8"), parse_constant=_non_finite, parse_float=_finite_float,
+                                 parse_int=_bounded_int)
+        except UnicodeDecodeError as exc:
+            return {"type": "error", "error": f"the request is not UTF-8 text: byte 0x{line[exc.start]:02x} at "
+                                              f"offset {exc.start}"}
         except json.JSONDecodeError as exc:
             return {"type": "error", "error": f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"}
+        except ProtocolError as exc:
+            return {"type": "error", "error": str(exc)}
+        except RecursionError:
+            return {"type": "error", "error": "the request is nested too deeply"}
         return self.handle(message)
 
     def handle(self, message) -> dict:
@@ -966,15 +981,60 @@ class BotServer:
         return self.session.update(message) if kind == "update" else self.session.act(message)
 
 
-def serve(server: BotServer, stdin, stdout) -> None:
-    """Answer requests from ``stdin``, one a line, until end of input; blank lines are ignored."""
+def _non_finite(name: str):
+    raise ProtocolError(f"{name} is not a JSON number: numbers must be finite")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ProtocolError(f"the number {clipped(text, 40)} is out of range: numbers must be finite")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_DIGITS:
+        raise ProtocolError(f"an integer of {len(text)} digits is refused: at most {MAX_DIGITS}")
+    return int(text)
+
+
+def _too_long() -> dict:
+    return {"type": "error", "error": f"the request is longer than {MAX_LINE} bytes"}
+
+
+def _encoded(reply: dict) -> str:
+    """The reply as strict JSON (never NaN or Infinity; requests can't carry them, and this
+    holds if a reply ever would)."""
+    try:
+        return json.dumps(reply, allow_nan=False)
+    except (ValueError, RecursionError) as exc:
+        fallback = {"type": "error", "error": f"internal error: the reply can't be written as JSON: {exc}"}
+        return json.dumps(fallback)
+
+
+def read_lines(stdin):
+    """Lines of a binary stream, each at most ``MAX_LINE`` bytes (newline not counted), or
+    ``None`` for a longer one, which is skipped while it is read: memory stays bounded."""
     while True:
-        line = stdin.readline()
+        line = stdin.readline(MAX_LINE + 2)  # room for "\r\n"
         if not line:
             return
-        if not line.strip():
+        if line.endswith(b"\n") or len(line) <= MAX_LINE:
+            yield line
             continue
-        stdout.write(json.dumps(server.handle_line(line)) + "\n")
+        while line and not line.endswith(b"\n"):
+            line = stdin.readline(1 << 16)
+        yield None
+
+
+def serve(server: BotServer, stdin, stdout) -> None:
+    """Answer requests from ``stdin`` (a binary stream), one a line, until end of input;
+    blank lines are ignored. No line ends the server: each bad one gets an ``error`` reply."""
+    for line in read_lines(stdin):
+        if line is not None and not line.strip():
+            continue
+        reply = _too_long() if line is None else server.handle_line(line)
+        stdout.write(_encoded(reply) + "\n")
         stdout.flush()
 
 

@@ -8,11 +8,13 @@ python -m training.serve_bot ismcts:simulations=200
 ```
 
 stdout carries only the protocol's replies; anything else goes to stderr. The server
-answers until end of input, then exits with status 0.
+answers until end of input, then exits with status 0; a client that closes the pipe early
+ends it quietly, with status 0 too.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .games import GAMES
@@ -31,9 +33,13 @@ def main(argv=None):
     out = sys.stdout
     sys.stdout = sys.stderr  # an agent's stray print must not break the protocol's stream
     try:
-        serve(server, sys.stdin, out)
+        serve(server, sys.stdin.buffer, out)  # bytes: a line that is not UTF-8 gets an error reply
     except KeyboardInterrupt:
         pass
+    except BrokenPipeError:
+        # The client is gone: nothing left to answer. Point stdout at devnull so that the
+        # interpreter's final flush doesn't report the broken pipe either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
     finally:
         sys.stdout = out
 
