@@ -1,6 +1,10 @@
 """training.ensemble: several checkpoints as one wider MLP whose scores are exactly the mean
 of theirs; members that don't fit together are refused, naming the member and the field."""
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +14,8 @@ from training.checkpoint import CheckpointError
 from training.ensemble import main, make_ensemble
 from training.evaluate import evaluate
 from training.games import EnvHandle
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def member(folder, widths=(3, 2), activation="relu", seed=0, **meta_changes):
@@ -111,3 +117,71 @@ def test_cli_names_the_problem(tmp_path, capsys):
         main([str(first), str(tmp_path / "nope"), "--out", str(tmp_path / "ens")])
     main([str(first), str(first), "--out", str(tmp_path / "ens")])
     assert "ensemble of 2 members, hidden sizes [6, 4]" in capsys.readouterr().out
+
+
+def tree(folder):
+    """Every entry under ``folder``: a file's bytes, a symlink's target, or "folder"."""
+    entries = {}
+    for path in sorted(folder.rglob("*")):
+        entries[path.relative_to(folder).as_posix()] = (f"-> {path.readlink()}" if path.is_symlink() else
+                                                       "folder" if path.is_dir() else path.read_bytes())
+    return entries
+
+
+@pytest.mark.parametrize("out, message", [
+    ("notes", "holds a.txt, b.txt: not an ensemble, so it is not replaced"),
+    ("notes/", "holds a.txt, b.txt: not an ensemble"),
+    ("m0", "is the member m0 itself"),
+    ("./m1/", "is the member m1 itself"),
+    ("link", "is the member m1 itself"),  # a symlink to the member
+    (".", "is the current folder itself: replacing it would delete it"),
+    ("..", "holds the current folder"),
+    ("plain.txt", "exists and is not a folder: it is not replaced"),
+    ("other", "holds a checkpoint that is not an ensemble"),  # e.g. a shipped bot: the same two files
+])
+def test_out_holding_anything_but_an_earlier_ensemble_is_refused(tmp_path, monkeypatch, out, message):
+    work = tmp_path / "work"
+    member(work / "m0")
+    member(work / "m1", seed=1)
+    member(work / "other", seed=2)
+    (work / "notes").mkdir()
+    (work / "notes" / "a.txt").write_text("keep me")
+    (work / "notes" / "b.txt").write_text("me too")
+    (work / "plain.txt").write_text("a plain file")
+    (work / "link").symlink_to("m1")
+    monkeypatch.chdir(work)
+    before = tree(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main(["m0", "m1", "--out", out])
+    assert stop.value.code.startswith(f"error: --out {Path(out)} ") and message in stop.value.code  # status 1
+    assert tree(tmp_path) == before  # every file byte-identical, nothing added
+
+
+def test_out_dot_is_a_message_and_exit_status_not_a_traceback(tmp_path):
+    member(tmp_path / "a")
+    member(tmp_path / "b", seed=1)
+    before = tree(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "training.ensemble", "a", "b", "--out", "."], cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr == "error: --out . is the current folder itself: replacing it would delete it; choose " \
+                          "another folder\n"
+    assert tree(tmp_path) == before
+
+
+def test_an_earlier_ensemble_is_replaced_atomically(tmp_path, monkeypatch):
+    members = [member(tmp_path / f"m{i}", widths=(3, 2), seed=i) for i in range(3)]
+    main([str(members[0]), str(members[1]), "--out", str(tmp_path / "ens")])
+    first = tree(tmp_path / "ens")
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(np, "savez_compressed", fail)  # fails inside the temporary folder
+    with pytest.raises(SystemExit, match="No space left on device"):
+        main([str(members[0]), str(members[2]), "--out", str(tmp_path / "ens") + "/"])
+    assert tree(tmp_path / "ens") == first  # the earlier ensemble is untouched
+    monkeypatch.undo()
+    main([str(members[0]), str(members[2]), "--out", str(tmp_path / "ens") + "/"])
+    meta = json.loads((tmp_path / "ens" / "meta.json").read_text())
+    assert [m["path"] for m in meta["algorithm"]["members"]] == [members[0].as_posix(), members[2].as_posix()]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ens", "m0", "m1", "m2"]  # no temporary leftovers

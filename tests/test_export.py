@@ -410,6 +410,27 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("out, message", [
+    ("ck/", "is the checkpoint itself"),
+    ("./link", "is the checkpoint itself"),  # a symlink to the checkpoint
+    (".", "is the current folder itself: replacing it would delete it"),
+    ("..", "holds the current folder"),
+])
+def test_out_spelled_otherwise_is_still_the_checkpoint_or_the_current_folder(tmp_path, monkeypatch, capsys, out,
+                                                                              message):
+    """The same check as ``training.ensemble``'s --out (``training.files.check_replaceable``)."""
+    work = tmp_path / "work"
+    synthetic_checkpoint(work / "ck")
+    (work / "link").symlink_to("ck")
+    monkeypatch.chdir(work)
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(SystemExit) as stop:
+        ex.main(["ck", "--out", out, "--check", "0"])
+    assert stop.value.code == 1 and message in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in work.iterdir()) == ["ck", "link"] and (work / "link").is_symlink()
+
+
 def test_export_replaces_an_earlier_export_atomically(tmp_path, monkeypatch):
     first = synthetic_checkpoint(tmp_path / "first")
     export_cli(first, tmp_path / "bot")

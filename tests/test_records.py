@@ -3,10 +3,12 @@ import json
 
 import pytest
 
+from training import evaluate as evaluate_module
+from training import play as play_module
 from training.evaluate import evaluate
 from training.games import EnvHandle
 from training.play import play
-from training.records import RecordError, parse_record, read_record, replay
+from training.records import RecordError, check_record_folder, parse_record, read_record, replay
 from training.replay import main as replay_main
 
 
@@ -108,3 +110,41 @@ def test_replay_cli_shows_the_game_and_fails_with_a_message(record, capsys):
     with pytest.raises(SystemExit) as exit:
         replay_main([str(record), "--quiet"])
     assert exit.value.code == 1 and "line 3:" in capsys.readouterr().err
+
+
+def _no_games(monkeypatch):
+    """Count the games played through ``play_game`` by play and evaluate (processes=1)."""
+    games = []
+
+    def counting(*args, **kwargs):
+        games.append(args)
+        raise AssertionError("a game was played")
+    monkeypatch.setattr(play_module, "play_game", counting)
+    monkeypatch.setattr(evaluate_module, "play_game", counting)
+    return games
+
+
+@pytest.mark.parametrize("cli", ["play", "evaluate"])
+@pytest.mark.parametrize("target, message", [
+    ("file", "exists and is not a folder (records are written into a folder)"),
+    ("file/records", "can't write records into it (Not a directory)"),
+])
+def test_a_record_target_that_cannot_be_written_is_refused_before_any_game(tmp_path, monkeypatch, capsys, cli,
+                                                                           target, message):
+    (tmp_path / "file").write_bytes(b"an earlier file\n")
+    games = _no_games(monkeypatch)
+    main = {"play": play_module.main, "evaluate": evaluate_module.main}[cli]
+    argv = ["--agents", "heuristic,random", "--arg", "deals=[2]", "--record", str(tmp_path / target)]
+    with pytest.raises(SystemExit) as stop:
+        main(argv + (["--games", "2", "--processes", "1"] if cli == "evaluate" else []))
+    assert stop.value.code == 1 and games == []
+    assert capsys.readouterr().err == f"error: --record {tmp_path / target}: {message}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+    assert (tmp_path / "file").read_bytes() == b"an earlier file\n"
+
+
+def test_the_record_check_leaves_nothing_behind(tmp_path):
+    check_record_folder(tmp_path / "new" / "records")  # made by the first record, not by the check
+    (tmp_path / "old").mkdir()
+    check_record_folder(tmp_path / "old")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["old"]

@@ -23,12 +23,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import FORMAT_VERSION, CheckpointError, load_policy, write_atomically
+from .checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
+from .files import check_replaceable
 
 # Fields every member must share: what the game is and how the network's scores are read.
 SHARED = ("env_id", "rules", "observation_size", "action_size", "activation", "action_selection")
@@ -93,11 +95,28 @@ def ensemble_members(meta: dict, hidden: list, head_w: np.ndarray):
     return blocks
 
 
+def _check_out(out: Path, members: list) -> None:
+    """``ValueError`` unless ``out`` may be replaced: it holds nothing, or an earlier ensemble
+    (not one of its members, nor another checkpoint: a shipped bot has the same two files)."""
+    check_replaceable(out, {"meta.json", "policy.npz"}, "an ensemble", {m: f"the member {m}" for m in members})
+    if os.path.lexists(out / "meta.json"):
+        try:
+            algorithm = read_json(out / "meta.json").get("algorithm", {})
+        except (CheckpointError, AttributeError):  # AttributeError: JSON, but no object
+            algorithm = None
+        if not isinstance(algorithm, dict) or algorithm.get("name") != "ensemble":
+            raise CheckpointError(f"--out {out} holds a checkpoint that is not an ensemble, so it is not replaced; "
+                                  "choose another folder")
+
+
 def make_ensemble(members: list, out) -> dict:
-    """Write the ensemble of the checkpoint folders ``members`` to ``out`` (atomically); return
-    its meta.json. Raise ``CheckpointError`` naming the member and field that disagree."""
+    """Write the ensemble of the checkpoint folders ``members`` to ``out`` (atomically, replacing
+    an earlier ensemble there); return its meta.json. Raise ``CheckpointError`` naming the member
+    and field that disagree, ``ValueError`` when ``out`` holds anything else."""
     if len(members) < 2:
         raise CheckpointError(f"an ensemble needs at least 2 members, got {len(members)}")
+    out = Path(out)
+    _check_out(out, members)
     loaded = [(Path(m), *load_policy(m)) for m in members]
     first_path, first, first_hidden, _ = loaded[0]
     for path, meta, hidden, _ in loaded[1:]:
@@ -124,18 +143,19 @@ def make_ensemble(members: list, out) -> dict:
         np.savez_compressed(tmp / "policy.npz", **arrays)  # the blocks' zeros take no room
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
-    write_atomically(Path(out), fill)
+    write_atomically(out, fill)
     return meta
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.ensemble", description=__doc__.split("\n\n")[0])
     parser.add_argument("members", nargs="+", help="checkpoint folders (2 or more)")
-    parser.add_argument("--out", required=True, help="the ensemble's checkpoint folder (replaced if it exists)")
+    parser.add_argument("--out", required=True, help="the ensemble's checkpoint folder (replaced if it holds an "
+                                                      "earlier ensemble)")
     args = parser.parse_args(argv)
     try:
         meta = make_ensemble(args.members, args.out)
-    except (CheckpointError, OSError) as exc:
+    except (ValueError, OSError) as exc:  # CheckpointError is a ValueError
         sys.exit(f"error: {exc}")
     print(f"{args.out}: ensemble of {len(args.members)} members, hidden sizes {meta['hidden_sizes']}, "
           f"{meta['timesteps']} env steps trained in all")

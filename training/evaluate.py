@@ -41,7 +41,7 @@ from .agents import checked_act, make_agent, seat_layout, split_agents
 from .executor import LocalExecutor, add_executor_arguments, executor_from_args
 from .files import write_file
 from .games import EnvHandle, add_table_arguments, parse_env_args
-from .records import Recorder, header_of, result_of, write_record
+from .records import Recorder, check_record_folder, header_of, result_of, write_record
 
 Z95 = 1.96
 CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
@@ -174,6 +174,8 @@ def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int =
     layout = seat_layout(list(agents), env.seats)
     for spec in dict.fromkeys(layout):  # fail here, with make_agent's message, not in a worker
         make_agent(spec, env, seed=0, deterministic=deterministic)
+    if record_dir:
+        check_record_folder(record_dir)
     deals = env.deals
     executor = executor or LocalExecutor(processes)
     chunks = _chunks(games, min(games, executor.workers * CHUNKS_PER_PROCESS))

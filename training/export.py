@@ -42,7 +42,7 @@ import numpy as np
 
 from .checkpoint import (MAX_PARAMETERS, CheckpointError, check_compatible, fit_problems, load_policy, read_bytes,
                          read_json, write_atomically)
-from .files import file_stamp
+from .files import check_replaceable, file_stamp
 
 EXPORT_FORMAT_VERSION = 1
 MODEL_FILE, SIDECAR_FILE = "model.onnx", "bot.json"
@@ -164,7 +164,7 @@ def export(checkpoint, out) -> Path:
     from .games import EnvHandle
     checkpoint, out = Path(checkpoint), Path(out)
     meta, hidden, head = load_policy(checkpoint)  # every check a checkpoint gets
-    _check_out(out, checkpoint)
+    check_replaceable(out, {MODEL_FILE, SIDECAR_FILE}, "an exported bot", {checkpoint: "the checkpoint"})
     try:
         env = EnvHandle(meta["env_id"], meta.get("env_args", {}))
     except ValueError as exc:
@@ -180,19 +180,6 @@ def export(checkpoint, out) -> Path:
         (tmp / SIDECAR_FILE).write_text(json.dumps(bot, indent=2) + "\n")
 
     return write_atomically(out, fill)
-
-
-def _check_out(out: Path, checkpoint: Path) -> None:
-    """Refuse an ``--out`` whose replacement would destroy something other than an export."""
-    if os.path.lexists(out) and not os.path.islink(out) and not out.is_dir():
-        raise CheckpointError(f"--out {out} exists and is not a folder")
-    if out.is_dir():
-        if out.resolve() == checkpoint.resolve():
-            raise CheckpointError(f"--out {out} is the checkpoint itself: choose another folder")
-        others = sorted(set(os.listdir(out)) - {MODEL_FILE, SIDECAR_FILE})
-        if others:
-            raise CheckpointError(f"--out {out} holds {', '.join(others[:5])}: not an exported bot, so it is not "
-                                  f"replaced; choose another folder")
 
 
 # ---------------------------------------------------------------- loading an export

@@ -36,6 +36,29 @@ def hold_folder(folder, what: str, hint: str = "wait for it to end"):
         yield
 
 
+def check_replaceable(out, names: set[str], what: str, inputs: dict) -> None:
+    """``ValueError`` unless writing ``what`` to the folder ``out`` (which replaces it whole)
+    can destroy no more than an earlier one: ``out`` must be missing, a symlink to anything but
+    a folder (the link alone is replaced), or a folder holding only ``names``; and it must not
+    be, nor hold, the current folder or one of the ``inputs`` read to make it ({path: what to
+    call it}). Resolved paths are compared, so no other spelling (``./``, a trailing slash, a
+    symlink) gets through."""
+    out = Path(out)
+    if os.path.lexists(out) and not os.path.islink(out) and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a folder: it is not replaced; choose another folder")
+    target = out.resolve()
+    for path, name in [(Path.cwd(), "the current folder"), *inputs.items()]:
+        path = Path(path).resolve()
+        if path.is_relative_to(target):
+            raise ValueError(f"--out {out} {f'is {name} itself' if path == target else f'holds {name}'}: "
+                             "replacing it would delete it; choose another folder")
+    if out.is_dir():
+        others = sorted(set(os.listdir(out)) - names)
+        if others:
+            raise ValueError(f"--out {out} holds {', '.join(others[:5])}: not {what}, so it is not replaced; "
+                             "choose another folder")
+
+
 def file_stamp(path):
     """What changes when a file is replaced or rewritten (inode, size, modification time), or
     None when it is missing: a cache key for what is read from it."""

@@ -15,12 +15,14 @@ from .agents import make_agent, seat_layout, split_agents
 from .evaluate import play_game
 from .games import EnvHandle, add_table_arguments, parse_env_args
 from .human import HumanAgent, narrating_agent
-from .records import Recorder, header_of, result_of, write_record
+from .records import Recorder, check_record_folder, header_of, result_of, write_record
 
 
 def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_dir=None) -> list[int]:
     """One seeded game in ``env`` (an ``EnvHandle``) with one agent per seat, move by move;
     with ``record_dir``, its record is written there."""
+    if record_dir:
+        check_record_folder(record_dir)
     specs = seat_layout(agent_specs, env.seats)
     if specs.count("human") > 1:
         raise ValueError("at most one 'human' seat: the others would see its cards")

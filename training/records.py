@@ -1,5 +1,6 @@
 """Game records: one game as JSON lines, written by ``training.play``, ``training.evaluate``
-(``--record DIR``) and the web app, and checked and shown by ``python -m training.replay``.
+(``--record DIR``: a file per game in the folder DIR) and the web app, and checked and shown
+by ``python -m training.replay``.
 
 ```
 {"record": "deckgym-game-record", "version": 1, "env": "craits_v0", "env_args": {...},
@@ -19,7 +20,10 @@ is followed by the next, as ``training.evaluate.play_game`` plays it.
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 from envs.engine import IllegalActionError, clipped, shown
@@ -57,6 +61,26 @@ def record_text(header: dict, moves: list[dict], result: dict) -> str:
 def write_record(path, header: dict, moves: list[dict], result: dict) -> Path:
     """Write a record atomically."""
     return write_file(path, record_text(header, moves, result))
+
+
+def check_record_folder(folder) -> None:
+    """``ValueError`` naming ``folder`` and the reason if records can't be written into it
+    (``write_record`` makes it as needed): checked before the first move, so no game is played
+    for a record that is then lost. A probe file is written there and removed, and any folder
+    made for it too."""
+    folder = Path(folder)
+    if os.path.lexists(folder) and not folder.is_dir():
+        raise ValueError(f"--record {folder}: exists and is not a folder (records are written into a folder)")
+    made = [path for path in (folder, *folder.parents) if not os.path.lexists(path)]
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        raise ValueError(f"--record {folder}: can't write records into it ({exc.strerror})") from None
+    finally:
+        for path in made:  # deepest first; a folder someone filled meanwhile stays
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
 
 class Recorder:
