@@ -1,14 +1,14 @@
-"""deckgym environments. Importing this package registers the envs with PettingZoo's
-registry, so ``pettingzoo.make("aec", "deckgym/craits-v0")`` (or ``"deckgym/pairs_draft-v0"``) finds them."""
-import pettingzoo
+"""deckgym environments. Importing this package registers the games (``envs/spec.py``),
+with PettingZoo's registry too, so ``pettingzoo.make("aec", "deckgym/craits-v0")`` (or
+``"deckgym/pairs_draft-v0"``) finds them."""
+import importlib
 
-ENV_IDS = {"craits_v0": "envs.craits.env:env", "pairs_draft_v0": "envs.pairs_draft.env:env"}
+from .spec import GAMES, GameSpec, default_game, game_spec, register_game
 
-for _name, _entry in ENV_IDS.items():
-    _id = "deckgym/" + _name.replace("_v", "-v")
-    if _id not in pettingzoo.aec_registry:
-        pettingzoo.register("aec", _id, entry_point=_entry)
+BUILT_IN = ("envs.craits.spec", "envs.pairs_draft.spec")  # each registers its game when imported
+for _module in BUILT_IN:
+    importlib.import_module(_module)
 
-from . import craits_v0, pairs_draft_v0  # noqa: E402
+from . import craits_v0, pairs_draft_v0  # noqa: E402  (PettingZoo's versioned modules)
 
-__all__ = ["craits_v0", "pairs_draft_v0"]
+__all__ = ["GAMES", "GameSpec", "craits_v0", "default_game", "game_spec", "pairs_draft_v0", "register_game"]

@@ -1,54 +1,20 @@
-"""The deckgym games as training sees them, and the env handle every training layer passes.
-
-Adding a game to training means one ``GAMES`` entry here: everything that differs between
-games (the env module, its heuristic, which way scores point, deals, a short game to show)
-is a field of its ``GameSpec``.
+"""The env handle every training layer passes, and the command-line options that name a
+game and its table. The games themselves declare themselves in ``envs/<game>/spec.py``
+(``envs.spec.GameSpec``); everything here reads those specs.
 """
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass, field
-from typing import Callable
+import inspect
 
 import yaml
 
+from envs import GAMES, GameSpec, default_game, game_spec
 from envs.engine import MAX_SHOWN, clipped, shown
 
 from .config import parse_yaml, yaml_problem
 
-
-@dataclass(frozen=True)
-class GameSpec:
-    env_module: str  # the PettingZoo versioned module, e.g. "envs.craits_v0"
-    heuristic: Callable  # raw env -> heuristic agent for that env's rules
-    lower_score_wins: bool  # Craits counts penalty points, Pairs Draft counts gains
-    deals: Callable = lambda raw: None  # raw env -> deals in a game (None: a game is not split in deals)
-    deal_over: Callable = lambda game: False  # engine -> whether its last action ended a deal (show the table)
-    short_game: dict = field(default_factory=dict)  # env args for one short game, to watch a bot play
-
-
-def _craits_heuristic(raw):
-    from envs.craits.bot import CraitsHeuristic
-    return CraitsHeuristic(raw.rules)
-
-
-def _pairs_heuristic(raw):
-    from envs.pairs_draft.bot import PairsDraftHeuristic
-    return PairsDraftHeuristic()
-
-
-GAMES = {
-    "craits_v0": GameSpec("envs.craits_v0", _craits_heuristic, lower_score_wins=True,
-                          deals=lambda raw: len(raw.rules.deals), deal_over=lambda game: game.deal_over,
-                          short_game={"deals": [8]}),
-    "pairs_draft_v0": GameSpec("envs.pairs_draft_v0", _pairs_heuristic, lower_score_wins=False),
-}
-
-
-def game_spec(env_id: str) -> GameSpec:
-    if env_id not in GAMES:
-        raise ValueError(f"unknown env id {shown(env_id)}: choose one of {', '.join(GAMES)}")
-    return GAMES[env_id]
+__all__ = ["GAMES", "EnvHandle", "GameSpec", "add_table_arguments", "env_arguments", "game_spec", "make_raw_env",
+           "parse_env_args"]
 
 
 class EnvHandle:
@@ -60,7 +26,7 @@ class EnvHandle:
 
     def __init__(self, env_id: str, env_args: dict | None = None):
         self.spec = game_spec(env_id)
-        self.id, self.args = env_id, dict(env_args or {})
+        self.id, self.args = self.spec.id, dict(env_args or {})
         self.raw = make_raw_env(env_id, **self.args)
         space = self.raw.observation_space(self.raw.possible_agents[0])
         self.seats = len(self.raw.possible_agents)
@@ -82,7 +48,7 @@ class EnvHandle:
 def make_raw_env(env_id: str, **env_args):
     """The unwrapped AEC env (training drives it directly: the order checks cost time).
     A bad argument is a ``ValueError`` naming it."""
-    raw_env = importlib.import_module(game_spec(env_id).env_module).raw_env
+    raw_env = game_spec(env_id).module("env").raw_env
     try:
         return raw_env(**env_args)
     except ValueError as exc:  # it may quote the value, which can be megabytes long
@@ -96,8 +62,7 @@ def make_raw_env(env_id: str, **env_args):
 
 def env_arguments(env_id: str) -> list[str]:
     """The named constructor arguments of an env (for error messages)."""
-    import inspect
-    raw_env = importlib.import_module(game_spec(env_id).env_module).raw_env
+    raw_env = game_spec(env_id).module("env").raw_env
     return [p.name for p in inspect.signature(raw_env).parameters.values() if p.kind is not p.VAR_KEYWORD]
 
 
@@ -119,7 +84,7 @@ def parse_env_args(pairs) -> dict:
 
 def add_table_arguments(parser) -> None:
     """The options every CLI that seats agents takes: ``--env``, ``--agents``, ``--arg``."""
-    parser.add_argument("--env", default="craits_v0", help=" or ".join(GAMES))
+    parser.add_argument("--env", default=default_game().id, help=" or ".join(GAMES))
     parser.add_argument("--agents", default="heuristic,random",
                         help="comma-separated, one per seat in seat order; a shorter list repeats around the table "
                              "(a,b at 4 seats: a b a b)")

@@ -1,0 +1,12 @@
+"""Pairs Draft, as the tools see it (``envs/spec.py``)."""
+from ..spec import GameSpec, register_game
+
+
+def _heuristic(raw):
+    from .bot import PairsDraftHeuristic
+    return PairsDraftHeuristic()
+
+
+SPEC = register_game(GameSpec(
+    id="pairs_draft_v0", name="Pairs Draft", package="envs.pairs_draft", aliases=("pairs_draft",),
+    players=(4, 4, 4), lower_score_wins=False, heuristic=_heuristic))
