@@ -3,12 +3,14 @@ added agents, refusals, lock), processes, outputs and the CLI. Short Craits game
 import csv
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from training.files import hold_folder
+import training.league
+from training.files import FolderInUse, hold_folder
 from training.league import (LeagueError, bradley_terry, distinct_rotations, elo_from_wins, head_to_head,
                              main, openskill_ratings, pair_layouts, rate, run_league, schedule, side_ranks)
 
@@ -29,6 +31,10 @@ def log_lines(out):
 
 def outputs(out):
     return {name: (Path(out) / name).read_bytes() for name in ("ratings.md", "ratings.csv", "win_share.csv")}
+
+
+def folder(out):
+    return {p.name: p.read_bytes() for p in Path(out).iterdir()}
 
 
 # ---------------------------------------------------------------- schedule
@@ -167,8 +173,39 @@ def test_a_folder_for_another_game_or_other_rules_is_refused(tmp_path):
     (other / "notes.txt").write_text("mine")
     with pytest.raises(LeagueError, match="not a league folder"):
         league(other, games=1)
+    assert [p.name for p in other.iterdir()] == ["notes.txt"]  # not even a lock file put in it
     with hold_folder(out, "league"), pytest.raises(ValueError, match="in use by another league"):
         league(out, games=1)
+
+
+def test_the_lock_is_taken_before_league_json_is_read(tmp_path, monkeypatch):
+    out = tmp_path / "l"
+    out.mkdir()
+    # A first league holds the empty folder and has written its league.json (other rules): a
+    # second one stops at the lock, not at league.json, and changes nothing.
+    partnership = {**SHORT, "partnership": True}
+    with hold_folder(out, "league"):
+        league(tmp_path / "first", env_args=partnership, games=1)
+        shutil.copy(tmp_path / "first" / "league.json", out / "league.json")
+        before = folder(out)
+        with pytest.raises(FolderInUse, match="in use by another league"):
+            league(out, games=1)
+        assert folder(out) == before
+    # A first league that runs from start to end while the second is starting: the second reads
+    # its league.json under the lock and refuses, instead of writing its own over the first's games.
+    real_hold_folder, first = training.league.hold_folder, {}
+
+    def first_league_runs_meanwhile(*args):
+        monkeypatch.setattr(training.league, "hold_folder", real_hold_folder)
+        league(out, env_args=partnership, games=1)
+        first.update(folder(out))
+        return real_hold_folder(*args)
+
+    shutil.rmtree(out)
+    monkeypatch.setattr(training.league, "hold_folder", first_league_runs_meanwhile)
+    with pytest.raises(LeagueError, match="rule partnership=True there but False here"):
+        league(out, games=1)
+    assert "matches.jsonl" in first and folder(out) == first
 
 
 def test_cli_refusal_is_a_message(tmp_path, capsys):
@@ -222,3 +259,78 @@ def test_outputs_and_log_fields(tmp_path, capsys):
         assert sorted(set(line["seats"])) == line["agents"]
     league_file = json.loads((out / "league.json").read_text())
     assert league_file["seed"] == 7 and league_file["games"] == 2 and league_file["reference"] == "random"
+
+
+# ---------------------------------------------------------------- log lines that are not the league's games
+@pytest.fixture(scope="module")
+def two_sets(tmp_path_factory):
+    """A league of two sets: 4 lines, set 0's match (rotations 0 and 1), then set 1's."""
+    out = tmp_path_factory.mktemp("league") / "l"
+    league(out, games=2)
+    return out
+
+
+def changed(field, value):
+    return lambda line: {**line, field: value}
+
+
+# Line 2 is set 0, rotation 1: seats random, heuristic, random, heuristic. A string replaces the line.
+BAD_LINES = {
+    "missing field": (lambda line: {k: v for k, v in line.items() if k != "scores"}, r"field\(s\) scores missing"),
+    "set not a number": (changed("set", "0"), r"set is '0', not a whole number"),
+    "score not a number": (changed("scores", [0, "35", 0, 1]), r"scores is .*, not a list of numbers"),
+    "winners not a list": (changed("winners", True), r"winners is True, not null or a list of seat numbers"),
+    "winner out of range": (changed("winners", [4]), r"seat 4 in winners is out of range \(seats 0-3\)"),
+    "side seat out of range": (changed("sides", [[0], [1], [2], [-1]]), r"seat -1 in sides is out of range"),
+    "a seat in two sides": (changed("sides", [[0], [1], [2], [2]]), r"sides .* do not hold every seat once"),
+    "other game": (changed("env", "pairs_draft_v0"), r"a game of 'pairs_draft_v0', the league plays craits_v0"),
+    "other rules": (lambda line: {**line, "rules": {**line["rules"], "partnership": True}},
+                    r"rules partnership: True, the league's False"),
+    "other env arguments": (changed("env_args", {}), r"env_args deals: not given, the league's \[3\]"),
+    "too few scores": (lambda line: {**line, "scores": line["scores"][:3]}, r"3 scores for 4 seats"),
+    "too many seats": (lambda line: {**line, "seats": line["seats"] + ["random"]}, r"5 seats, the league plays 4"),
+    "unknown agent": (lambda line: json.loads(json.dumps(line).replace('"random"', '"stranger"')),
+                      r"agent 'stranger' is not in the league"),
+    "other deal seed": (changed("seed", 1), r"deal seed 1 is not set 0's \(0\)"),
+    "not a scheduled table": (lambda line: {**line, "seats": line["seats"][::-1]},
+                              r"seats .* at rotation 1 are not a table the league plays"),
+    "other match id": (lambda line: {**line, "match": "0" * 16, "game": "0" * 16 + "/1"},
+                       r"match '0{16}' / game '0{16}/1': not the ids of its table and deal seed"),
+    "wrong match size": (changed("match_games", 3), r"match_games 3, its table has 2"),
+    "not an object": ("[1, 2]", r"not a game record"),
+    "not JSON": ("{oops", r"not a game record"),
+}
+
+
+@pytest.mark.parametrize("change, problem", BAD_LINES.values(), ids=BAD_LINES.keys())
+def test_a_line_that_is_not_the_leagues_game_is_refused(two_sets, tmp_path, change, problem):
+    out = tmp_path / "l"
+    shutil.copytree(two_sets, out)
+    log = out / "matches.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    lines[1] = (change if isinstance(change, str) else json.dumps(change(json.loads(lines[1])))) + "\n"
+    log.write_text("".join(lines))
+    before = folder(out)
+    with pytest.raises(LeagueError, match=rf"matches.jsonl, line 2: {problem}.*; the log is damaged"):
+        league(out, games=3)  # one more set: league.json would be rewritten
+    assert folder(out) == before  # nothing rated, rewritten or played
+
+
+def test_only_a_torn_last_line_is_dropped(two_sets, tmp_path):
+    out = tmp_path / "l"
+    shutil.copytree(two_sets, out)
+    log = out / "matches.jsonl"
+    whole = log.read_bytes()
+    *first, last = whole.splitlines(keepends=True)
+    wrong = {**json.loads(last), "scores": [0, 1]}
+    for content, problem in ((json.dumps(wrong).encode() + b"\n", r"line 4: 2 scores for 4 seats"),  # JSON: not torn
+                             (b"{oops\n" + last[:20], r"line 4: not a game record")):  # not the file's last line
+        log.write_bytes(b"".join(first) + content)
+        before = folder(out)
+        with pytest.raises(LeagueError, match=problem):
+            league(out, games=2)
+        assert folder(out) == before
+    for torn in (last[:20], last[:20] + b"\n"):  # a kill mid-write: dropped, its match played again
+        log.write_bytes(b"".join(first) + torn)
+        assert league(out, games=2)["played"] == 1
+        assert log.read_bytes() == whole

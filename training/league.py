@@ -55,7 +55,12 @@ scored together: partnerships, otherwise each seat alone), ``scores`` (final, pe
 ``winners`` (winning seats; null for a game cut by the env's safety net, counted as a draw).
 A finished match's lines are appended in one write, then flushed to disk (fsync). On opening,
 a cut-off last line (a kill mid-write) and the lines of unfinished matches are dropped, those
-matches played again, and a game id seen twice is counted once.
+matches played again, and a game id seen twice is counted once. Any other line that is not one
+of this league's games (not JSON, a field missing or of the wrong type, another game, rules or
+deal seed, an agent not in the league, a wrong number of seats or scores, a seat number out of
+range, ids that are not its table's) stops the league with its line number and what is wrong,
+before anything is rated or rewritten. The folder is locked before league.json is read, so a
+league started beside a running one stops without touching the folder.
 
 **Ratings.** Games are rated in a fixed order (set, match id, rotation), whatever order they
 were played in, so a league's ratings are reproducible.
@@ -216,14 +221,21 @@ def _canonical(value):
     return json.loads(json.dumps(value))
 
 
+def check_folder(out: Path) -> None:
+    """Refuse a folder that holds other things than a league: before the lock, so that no lock
+    file is put in someone else's folder, and again under it, in ``read_league``."""
+    if (out.exists() and not (out / LEAGUE_FILE).exists()
+            and (not out.is_dir() or any(p.name != files.LOCK_FILE for p in out.iterdir()))):
+        raise LeagueError(f"{out} is not a league folder (no {LEAGUE_FILE}) and not empty: "
+                          "give a new or empty folder")
+
+
 def read_league(out: Path) -> dict | None:
     """The folder's league.json (None for a new or empty folder); a folder that holds other
-    things is refused."""
+    things is refused. Read under the folder's lock: a league that finished meanwhile is seen."""
+    check_folder(out)
     file = out / LEAGUE_FILE
     if not file.exists():
-        if out.exists() and (not out.is_dir() or any(p.name != files.LOCK_FILE for p in out.iterdir())):
-            raise LeagueError(f"{out} is not a league folder (no {LEAGUE_FILE}) and not empty: "
-                              "give a new or empty folder")
         return None
     try:
         league = json.loads(file.read_text())
@@ -255,10 +267,93 @@ def league_differences(league: dict, env) -> list[str]:
     return problems
 
 
-def read_log(path: Path) -> tuple[dict, list[str]]:
+def _text(value) -> bool:
+    return isinstance(value, str)
+
+
+def _whole(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _mapping(value) -> bool:
+    return isinstance(value, dict)
+
+
+def _list_of(test):
+    return lambda value: isinstance(value, list) and all(test(item) for item in value)
+
+
+# Every field of a log line (as ``play_match`` writes them): the test of its value, and it in words.
+LOG_FIELDS = {
+    "match": (_text, "a string"), "game": (_text, "a string"), "set": (_whole, "a whole number"),
+    "rotation": (_whole, "a whole number"), "match_games": (_whole, "a whole number"),
+    "agents": (_list_of(_text), "a list of agent specs"), "seats": (_list_of(_text), "a list of agent specs"),
+    "seed": (_whole, "a whole number"), "env": (_text, "a string"), "env_args": (_mapping, "a mapping"),
+    "rules": (_mapping, "a mapping"), "sides": (_list_of(_list_of(_whole)), "a list of lists of seat numbers"),
+    "scores": (_list_of(_finite), "a list of numbers"),
+    "winners": (lambda value: value is None or _list_of(_whole)(value), "null or a list of seat numbers"),
+}
+
+
+def line_problem(line, league: dict) -> str | None:
+    """What keeps a log line from being a game ``league`` (its league.json) plays, None if
+    nothing: a line of another league or game, or one edited by hand, must not be rated."""
+    if not isinstance(line, dict):
+        return "not a game record"
+    missing = [field for field in LOG_FIELDS if field not in line]
+    if missing:
+        return f"field(s) {', '.join(missing)} missing"
+    for field, (test, kind) in LOG_FIELDS.items():
+        if not test(line[field]):
+            return f"{field} is {shown(line[field])}, not {kind}"
+    if line["env"] != league["env_id"]:
+        return f"a game of {shown(line['env'])}, the league plays {league['env_id']}"
+    for field, own in (("env_args", league["env_args"]), ("rules", league["rule_args"])):
+        there = line[field]
+        for key in sorted(set(there) | set(own)):
+            if (key in there, there.get(key)) != (key in own, own.get(key)):
+                given = lambda args: shown(args[key]) if key in args else "not given"  # noqa: E731
+                return f"{field} {key}: {given(there)}, the league's {given(own)}"
+    unknown = [spec for spec in line["agents"] + line["seats"] if spec not in league["agents"]]
+    if unknown:
+        return f"agent {shown(unknown[0])} is not in the league"
+    seats = league["seats"]
+    if len(line["seats"]) != seats:
+        return f"{len(line['seats'])} seats, the league plays {seats}"
+    if len(line["scores"]) != seats:
+        return f"{len(line['scores'])} scores for {seats} seats"
+    side_seats = [seat for side in line["sides"] for seat in side]
+    for field, numbers in (("sides", side_seats), ("winners", line["winners"] or [])):
+        outside = [seat for seat in numbers if not 0 <= seat < seats]
+        if outside:
+            return f"seat {outside[0]} in {field} is out of range (seats 0-{seats - 1})"
+    if sorted(side_seats) != list(range(seats)):
+        return f"sides {shown(line['sides'])} do not hold every seat once"
+    if line["seed"] != league["seed"] + line["set"]:
+        return f"deal seed {line['seed']} is not set {line['set']}'s ({league['seed'] + line['set']})"
+    # the table (seats before rotation) must be one the schedule gives the pair, and the ids its own
+    layout = tuple(rotated(line["seats"], -line["rotation"]))
+    pair = line["agents"]
+    if (len(pair) != 2 or pair[0] >= pair[1] or layout not in pair_layouts(pair[0], pair[1], seats)
+            or line["rotation"] not in distinct_rotations(layout)):
+        return (f"seats {shown(line['seats'])} at rotation {line['rotation']} are not a table the league plays "
+                f"for {shown(pair)}")
+    if line["match"] != match_id(layout, line["seed"]) or line["game"] != f"{line['match']}/{line['rotation']}":
+        return f"match {shown(line['match'])} / game {shown(line['game'])}: not the ids of its table and deal seed"
+    if line["match_games"] != len(distinct_rotations(layout)):
+        return f"match_games {line['match_games']}, its table has {len(distinct_rotations(layout))}"
+    return None
+
+
+def read_log(path: Path, league: dict) -> tuple[dict, list[str]]:
     """The finished matches in the log (match id -> its game lines by rotation) and notes on
     what was dropped. The file is rewritten (atomically) without a cut-off last line, lines of
-    unfinished matches and repeated games, so appends always follow whole lines."""
+    unfinished matches and repeated games, so appends always follow whole lines. A line that is
+    not one of ``league``'s games (``line_problem``) is refused, before anything is rewritten."""
     if not path.exists():
         return {}, []
     data = path.read_bytes()
@@ -271,18 +366,21 @@ def read_log(path: Path) -> tuple[dict, list[str]]:
             continue
         try:
             line = json.loads(raw)
-            key, game, rotation, size = line["match"], line["game"], line["rotation"], line["match_games"]
-        except (ValueError, KeyError, TypeError):
-            if number == len(pieces):  # a damaged last line: as good as cut off
+        except ValueError:  # not JSON: a cut-off write, if it is the file's last line
+            if number == len(pieces) and not tail:
                 notes.append("a damaged last line")
                 continue
-            raise LeagueError(f"{path}, line {number}: not a game record; the log is damaged "
-                              "(remove that line to replay its match)") from None
+            line = None
+        problem = line_problem(line, league)
+        if problem:
+            raise LeagueError(f"{path}, line {number}: {problem}; the log is damaged "
+                              "(remove that line to replay its match)")
+        key, game, rotation = line["match"], line["game"], line["rotation"]
         if game in games:
             repeated += 1
             continue
         games.add(game)
-        matches.setdefault(key, {"size": size, "lines": {}})["lines"][rotation] = (line, raw)
+        matches.setdefault(key, {"size": line["match_games"], "lines": {}})["lines"][rotation] = (line, raw)
     finished = {}
     for key, match in matches.items():
         if len(match["lines"]) == match["size"]:
@@ -545,23 +643,9 @@ def _agent_list(value, source: str) -> list[str]:
     return agents
 
 
-def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=None, reference=None,
-               processes: int = 1, bootstrap: int = BOOTSTRAP, verbose: bool = True, executor=None) -> dict:
-    """Open (or create) the league in ``out``, add ``agents``, play every missing match and
-    write the ratings. ``env_id``/``env_args``/``games``/``seed``/``reference`` None: the
-    league's own (or the defaults for a new league). Matches are played by ``executor``
-    (``training.executor``; None: ``processes`` local processes). Returns the ratings and what
-    was played."""
-    say = print if verbose else (lambda *a, **k: None)
-    out = Path(out)
-    if processes < 1 or bootstrap < 0:
-        raise LeagueError(f"processes={processes}, bootstrap={bootstrap}: need processes >= 1, bootstrap >= 0")
-    if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
-        raise LeagueError(f"games={shown(games)}: need a whole number >= 1 (duplicate sets per pairing)")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise LeagueError(f"seed={shown(seed)}: need a whole number >= 0")
-    if reference is not None and (not isinstance(reference, str) or not reference.strip()):
-        raise LeagueError(f"reference={shown(reference)}: need an agent spec")
+def open_league(out: Path, agents, env_id, env_args, games, seed, reference) -> tuple[EnvHandle, dict, dict | None]:
+    """The league's game, its settings (league.json as it is to be: ``agents`` added) and the
+    league.json there is (None for a new league). Called with the folder held."""
     league = read_league(out)
     if league is None and env_id is None and env_args is None:
         env_id = "craits_v0"
@@ -591,12 +675,36 @@ def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=No
         "games": games if games is not None else (league["games"] if league else DEFAULT_GAMES),
         "agents": names, "reference": reference,
     }
+    return env, settings, league
+
+
+def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=None, reference=None,
+               processes: int = 1, bootstrap: int = BOOTSTRAP, verbose: bool = True, executor=None) -> dict:
+    """Open (or create) the league in ``out``, add ``agents``, play every missing match and
+    write the ratings. ``env_id``/``env_args``/``games``/``seed``/``reference`` None: the
+    league's own (or the defaults for a new league). Matches are played by ``executor``
+    (``training.executor``; None: ``processes`` local processes). Returns the ratings and what
+    was played."""
+    say = print if verbose else (lambda *a, **k: None)
+    out = Path(out)
+    if processes < 1 or bootstrap < 0:
+        raise LeagueError(f"processes={processes}, bootstrap={bootstrap}: need processes >= 1, bootstrap >= 0")
+    if games is not None and (isinstance(games, bool) or not isinstance(games, int) or games < 1):
+        raise LeagueError(f"games={shown(games)}: need a whole number >= 1 (duplicate sets per pairing)")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise LeagueError(f"seed={shown(seed)}: need a whole number >= 0")
+    if reference is not None and (not isinstance(reference, str) or not reference.strip()):
+        raise LeagueError(f"reference={shown(reference)}: need an agent spec")
+    check_folder(out)
     out.mkdir(parents=True, exist_ok=True)
+    # Lock first, then read and decide: a league that ran meanwhile is seen, not written over.
     with hold_folder(out, "league"):
+        env, settings, league = open_league(out, agents, env_id, env_args, games, seed, reference)
+        names, reference = settings["agents"], settings["reference"]
+        log = out / LOG_FILE
+        finished, notes = read_log(log, settings)  # refuses a log not of this league before anything is written
         if settings != league:
             write_file(out / LEAGUE_FILE, (json.dumps(settings, indent=2) + "\n").encode())
-        log = out / LOG_FILE
-        finished, notes = read_log(log)
         if notes:
             say(f"{log}: dropped {', '.join(notes)}; their matches are played again")
         planned = schedule(names, env.seats, settings["games"], settings["seed"])
