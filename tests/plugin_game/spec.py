@@ -1,0 +1,12 @@
+"""Little Tricks declares itself: one spec, registered when this module is imported."""
+from envs.spec import GameSpec, register_game
+
+
+def _heuristic(raw):
+    from .bot import LittleTricksHeuristic
+    return LittleTricksHeuristic()
+
+
+SPEC = register_game(GameSpec(
+    id="little_tricks_v0", name="Little Tricks", package="tests.plugin_game", aliases=("little_tricks",),
+    players=(2, 3, 2), lower_score_wins=False, heuristic=_heuristic))
