@@ -13,8 +13,8 @@ from envs.engine import MAX_SHOWN, clipped, shown
 
 from .config import parse_yaml, yaml_problem
 
-__all__ = ["GAMES", "EnvHandle", "GameSpec", "add_table_arguments", "env_arguments", "game_spec", "make_raw_env",
-           "parse_env_args"]
+__all__ = ["GAMES", "EnvHandle", "GameSpec", "add_table_arguments", "default_game", "env_arguments", "game_spec",
+           "make_raw_env", "parse_env_args"]
 
 
 class EnvHandle:

@@ -105,7 +105,7 @@ from .config import clipped, parse_yaml, shown, yaml_problem
 from .evaluate import play_game, rotated
 from . import files
 from .files import hold_folder, write_file
-from .games import EnvHandle, parse_env_args
+from .games import GAMES, EnvHandle, default_game, parse_env_args
 
 FORMAT_VERSION = 1
 LEAGUE_FILE, LOG_FILE = "league.json", "matches.jsonl"
@@ -647,12 +647,10 @@ def open_league(out: Path, agents, env_id, env_args, games, seed, reference) -> 
     """The league's game, its settings (league.json as it is to be: ``agents`` added) and the
     league.json there is (None for a new league). Called with the folder held."""
     league = read_league(out)
-    if league is None and env_id is None and env_args is None:
-        env_id = "craits_v0"
-    if env_id is None and env_args is None:
+    if league is not None and env_id is None and env_args is None:
         env = EnvHandle(league["env_id"], league["env_args"])
     else:
-        env = EnvHandle(env_id or (league["env_id"] if league else "craits_v0"), env_args or {})
+        env = EnvHandle(env_id or (league["env_id"] if league else default_game().id), env_args or {})
     if league is not None:
         problems = league_differences(league, env)
         if problems:
@@ -755,7 +753,7 @@ def main(argv=None):
     parser.add_argument("--config", metavar="FILE", help="YAML/JSON file with out, env, args, agents, games, "
                                                           "seed, reference (options given here win)")
     parser.add_argument("--agents", help="comma-separated agent specs to add to the league")
-    parser.add_argument("--env", help="craits_v0 or pairs_draft_v0 (a new league: craits_v0; else the league's)")
+    parser.add_argument("--env", help=f"{' or '.join(GAMES)} (a new league: {default_game().id}; else the league's)")
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg deals=[8]")
     parser.add_argument("--games", type=int, help=f"duplicate sets per pairing (new league: {DEFAULT_GAMES})")
     parser.add_argument("--seed", type=int, help="first deal seed (new league: 0; a league keeps its own)")
