@@ -17,14 +17,16 @@ import argparse
 import os
 import sys
 
-from .games import GAMES
+from envs.spec import discover
+
 from .protocol import SERVED_SPECS, BotServer, serve
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.serve_bot", description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", help=f"the bot: {SERVED_SPECS}")
-    parser.add_argument("--env", choices=list(GAMES), help="play this game only (default: the one each start names)")
+    parser.add_argument("--env", choices=list(discover()),
+                        help="play this game only (default: the one each start names)")
     args = parser.parse_args(argv)
     try:
         server = BotServer(args.agent, args.env)
