@@ -113,7 +113,6 @@ A move with a single legal action is returned without search.
 """
 from __future__ import annotations
 
-import importlib
 import itertools
 import math
 import random
@@ -121,11 +120,10 @@ import time
 import types
 
 from .engine import as_action, shown
+from .spec import game_spec
 
 SEARCH_FUNCTIONS = ("new_memory", "view", "determinize", "is_terminal", "visible", "private", "returns",
                     "heuristic_action")
-GAMES = {"craits": "envs.craits.view", "craits_v0": "envs.craits.view",
-         "pairs_draft": "envs.pairs_draft.view", "pairs_draft_v0": "envs.pairs_draft.view"}
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 ROLLOUTS = ("heuristic", "random")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
@@ -139,10 +137,12 @@ MAX_ROLLOUT_MOVES = 2000  # a safety net: a Craits deal can cycle through reshuf
 
 
 def search_game(name: str):
-    """The search game (the view module: view builder, determinizer, rollout rule) of a game name."""
-    if name not in GAMES:
-        raise ValueError(f"unknown game {shown(name)} for IS-MCTS: choose one of {', '.join(GAMES)}")
-    module = importlib.import_module(GAMES[name])
+    """The search game of a game's id or alias: its ``view`` module (``envs.spec.SearchGame``:
+    view builder, determinizer, rollout rule)."""
+    try:
+        module = game_spec(name).module("view")
+    except ValueError as exc:
+        raise ValueError(f"{exc} (IS-MCTS)") from None
     # Its functions, not the module: a bot is copied and pickled (workers), a module is not.
     return types.SimpleNamespace(**{f: getattr(module, f) for f in SEARCH_FUNCTIONS})
 
@@ -260,7 +260,6 @@ class ISMCTSBot:
 
     def __init__(self, game: str, **options):
         self.search_game = search_game(game)
-        self.game_name = game
         opts = check_options(options)
         self.options = opts
         # max_time_ms alone (no simulations given) searches until the time is up.

@@ -1,4 +1,5 @@
-"""Little Tricks declares itself: one spec, registered when this module is imported."""
+"""Little Tricks declares itself: one spec, registered when this module is imported (under
+whatever package name it was imported as: ``plugin_game`` when ``tests/`` is on the path)."""
 from envs.spec import GameSpec, register_game
 
 
@@ -8,5 +9,5 @@ def _heuristic(raw):
 
 
 SPEC = register_game(GameSpec(
-    id="little_tricks_v0", name="Little Tricks", package="tests.plugin_game", aliases=("little_tricks",),
+    id="little_tricks_v0", name="Little Tricks", package=__name__.rpartition(".")[0], aliases=("little_tricks",),
     players=(2, 3, 2), lower_score_wins=False, heuristic=_heuristic))
