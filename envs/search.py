@@ -117,6 +117,7 @@ import itertools
 import math
 import random
 import time
+from typing import Callable
 import types
 
 from .engine import as_action, shown
@@ -249,7 +250,7 @@ class _Node:
 
 
 class ISMCTSBot:
-    """IS-MCTS for one game (``"craits"`` or ``"pairs_draft"``; the env ids work too).
+    """IS-MCTS for one game (a game's id or alias, e.g. ``"craits_v0"`` or ``"craits"``).
 
     ``act_on(game, seat)`` builds the seat's view from the engine and searches from it;
     ``policy_on(game, seat)`` gives the final policy as ``{action: probability}``. Options
@@ -276,6 +277,9 @@ class ISMCTSBot:
         self._policy = self.search_game.heuristic_action if self.rollout == "heuristic" else random_action
         self._memory = {}
         self.last_root = None  # the root of the last search, for inspection
+        # Asked between iterations; when it answers True the search ends with what it has
+        # (a frontend whose game was closed meanwhile: the web app).
+        self.stop: Callable[[], bool] | None = None
 
     @classmethod
     def from_spec(cls, spec: str, game: str, **extra) -> "ISMCTSBot":
@@ -345,6 +349,8 @@ class ISMCTSBot:
                 state = worlds[rng.randrange(len(worlds))].copy()
             self._simulate(state, root, view.seat)
             if deadline is not None and time.perf_counter() >= deadline:
+                break
+            if self.stop is not None and self.stop():
                 break
         return root
 

@@ -1,10 +1,25 @@
 """The web app's API (training/web.py) through Starlette's TestClient: whole games, what the
-person's seat is shown (and not), the game record, request validation, sessions."""
+person's seat is shown (and not), the game record, request validation, sessions; and its
+limits (Host and Origin, bot specs, search budget, bots thinking in their own thread, the
+server started and stopped as a person runs it)."""
 from __future__ import annotations
 
 import json
+import queue
 import random
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +28,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 and warns about 
     warnings.filterwarnings("ignore", message=".*httpx", category=UserWarning)
     from starlette.testclient import TestClient
 
+from envs.engine import shown
 from training import web
 from training.games import EnvHandle
 from training.records import RECORD_FORMAT, parse_record, replay
@@ -21,6 +37,12 @@ from training.web import create_app
 CRAITS = {"env": "craits_v0", "args": {"deals": [3, 2]},
           "agents": ["human", "heuristic", "checkpoints/craits", "random"]}
 PAIRS = {"env": "pairs_draft_v0", "agents": ["heuristic", "checkpoints/pairs_draft", "human", "random"]}
+# Pairs Draft seeded so that seat 0 picks first: the person (FIRST) or the three bots (LAST).
+FIRST = {"env": "pairs_draft_v0", "agents": ["human", "random", "random", "random"], "seed": 1}
+LAST = {"env": "pairs_draft_v0", "agents": ["random", "random", "random", "human"], "seed": 1}
+BASE = "http://127.0.0.1:8000"  # a Host the app answers to (TestClient's own "testserver" is not)
+LONG = 60  # seconds: a generous bound on anything that should take a moment
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -30,7 +52,7 @@ def app():
 
 @pytest.fixture
 def client(app):
-    with TestClient(app) as client:
+    with TestClient(app, base_url=BASE) as client:
         yield client
 
 
@@ -303,13 +325,346 @@ def test_bots_are_listed_from_the_folders_given(tmp_path):
 
 def test_the_number_of_games_is_capped():
     app = create_app(max_games=2, idle_minutes=60)
-    with TestClient(app) as client:
+    with TestClient(app, base_url=BASE) as client:
         first, _ = new_game(client, CRAITS), new_game(client, CRAITS)
         assert "2 games are in progress" in error_of(client.post("/api/games", json=CRAITS), 503)
         client.delete(f"/api/games/{first['id']}")
         new_game(client, CRAITS)
     app = create_app(max_games=1, idle_minutes=0)  # an idle game makes room
-    with TestClient(app) as client:
+    with TestClient(app, base_url=BASE) as client:
         first = new_game(client, CRAITS)
         new_game(client, CRAITS)
         error_of(client.get(f"/api/games/{first['id']}"), 404)
+
+
+# ------------------------------------------------------------ Host and Origin
+@pytest.mark.parametrize("host", ["evil.example:8000", "evil.example", "127.0.0.1:9999", "localhost.evil.example:8000",
+                                  "10.0.0.1:8000"])
+def test_other_hosts_are_refused(client, host):
+    """A page whose domain rebinds to 127.0.0.1 sends its own name as Host: nothing answers it."""
+    for response in (client.get("/", headers={"Host": host}), client.get("/api/options", headers={"Host": host}),
+                     client.post("/api/games", json=PAIRS, headers={"Host": host})):
+        message = error_of(response, 421)
+        assert "answers to Host" in message and "127.0.0.1:8000" in message and "localhost:8000" in message
+    assert len(client.app.state.sessions) == 0
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:8000", "LocalHost:8000", "[::1]:8000"])
+def test_the_loopback_names_are_served(client, host):
+    assert client.get("/api/options", headers={"Host": host}).status_code == 200
+    assert client.post("/api/games", json=PAIRS, headers={"Host": host}).status_code == 201
+
+
+def test_the_host_it_was_started_for_and_the_address_reached_are_served():
+    app = create_app(host="MyBox.lan")
+    with TestClient(app, base_url=BASE) as client:
+        assert client.get("/api/options", headers={"Host": "mybox.lan:8000"}).status_code == 200
+        error_of(client.get("/api/options", headers={"Host": "mybox.lan:8001"}), 421)
+    with TestClient(create_app(host="0.0.0.0"), base_url="http://192.168.1.5:8000") as client:
+        assert client.get("/api/options").status_code == 200  # an IP literal the request arrived at
+        assert client.get("/api/options", headers={"Host": "0.0.0.0:8000"}).status_code == 200
+        error_of(client.get("/api/options", headers={"Host": "192.168.1.6:8000"}), 421)
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "http://evil.example:8000", "http://127.0.0.1:9999",
+                                    "https://127.0.0.1:8000", "null", "http://127.0.0.1:8000/x"])
+def test_changes_from_other_origins_are_refused(client, app, origin):
+    state = new_game(client, PAIRS, seed=1)
+    bad = {"Origin": origin}
+    assert "refused" in error_of(client.post("/api/games", json=PAIRS, headers=bad), 403)
+    move = {"action": state["legal"][0]["text"]}
+    assert "own pages" in error_of(client.post(f"/api/games/{state['id']}/move", json=move, headers=bad), 403)
+    assert "own pages" in error_of(client.delete(f"/api/games/{state['id']}", headers=bad), 403)
+    assert len(app.state.sessions) == 1
+    after = client.get(f"/api/games/{state['id']}", headers=bad).json()  # reading changes nothing
+    assert after["log_size"] == state["log_size"]
+
+
+@pytest.mark.parametrize("origin", ["http://127.0.0.1:8000", "http://localhost:8000", "http://[::1]:8000"])
+def test_changes_from_the_app_s_own_page_are_taken(client, origin):
+    response = client.post("/api/games", json={**PAIRS, "seed": 1}, headers={"Origin": origin})
+    assert response.status_code == 201, response.text
+    state = response.json()
+    moved = client.post(f"/api/games/{state['id']}/move", json={"action": state["legal"][0]["text"]},
+                        headers={"Origin": origin})
+    assert moved.status_code == 200, moved.text
+    assert client.delete(f"/api/games/{state['id']}", headers={"Origin": origin}).status_code == 200
+
+
+# ------------------------------------------------------------------- bot specs
+def _specs_error(client, spec):
+    body = {"env": "craits_v0", "agents": ["human", spec, "random", "random"]}
+    return error_of(client.post("/api/games", json=body), 400).replace(shown(spec), "SPEC")
+
+
+def test_a_spec_not_offered_does_not_tell_what_exists(client, tmp_path):
+    """Whatever is at the path (nothing, a file, a folder, half a checkpoint, a broken one,
+    a checkpoint for the other game), the answer is the same."""
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "meta.json").write_text(json.dumps({"env_id": "craits_v0"}))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "meta.json").write_text("{nope")
+    (tmp_path / "broken" / "policy.npz").write_bytes(b"nope")
+    shutil.copytree(ROOT / "checkpoints" / "pairs_draft", tmp_path / "pairs")
+    specs = [tmp_path / "missing", tmp_path / "file", tmp_path / "empty", tmp_path / "half", tmp_path / "broken",
+             tmp_path / "pairs", "/etc", "/root", "/proc/self"]
+    specs = [str(p) for p in specs] + [f"onnx:{tmp_path / 'empty'}", f"onnx:{tmp_path / 'missing'}", "nobody"]
+    messages = {_specs_error(client, spec) for spec in specs}
+    assert messages == {f"agents: seat 1 (SPEC): {web.NOT_OFFERED}"}
+
+
+def test_a_valid_checkpoint_not_offered_still_sits(client, tmp_path):
+    shutil.copytree(ROOT / "checkpoints" / "craits", tmp_path / "mine")
+    state = new_game(client, {"env": "craits_v0", "agents": ["human", str(tmp_path / "mine"), "random", "random"]})
+    assert state["agents"][1] == str(tmp_path / "mine")
+
+
+def test_an_offered_bot_s_error_names_the_reason(client):
+    body = {"env": "craits_v0", "agents": ["human", "checkpoints/pairs_draft", "random", "random"]}
+    assert "pairs_draft_v0" in error_of(client.post("/api/games", json=body), 400)
+
+
+# --------------------------------------------------------------- search budget
+def test_search_specs_get_the_move_time_limit():
+    assert web.search_spec("ismcts", 800) == "ismcts:simulations=1000,max_time_ms=800"
+    assert web.search_spec("ismcts:simulations=50,seed=3", 800) == "ismcts:simulations=50,seed=3,max_time_ms=800"
+    assert web.search_spec("ismcts:max_time_ms=0,uct_c=2", 800) == "ismcts:simulations=1000,max_time_ms=800,uct_c=2.0"
+    assert web.search_spec("ismcts:max_time_ms=300", 800) == "ismcts:max_time_ms=300.0"  # a time alone stays so
+    with pytest.raises(ValueError, match="over this server's cap of 100000"):
+        web.search_spec(f"ismcts:simulations={web.MAX_SIMULATIONS + 1}", 800)
+    with pytest.raises(ValueError, match="max_time_ms=801 is over this server's limit of 800 ms"):
+        web.search_spec("ismcts:max_time_ms=801", 800)
+    with pytest.raises(ValueError, match="unknown IS-MCTS option"):
+        web.search_spec("ismcts:speed=9", 800)
+
+
+@pytest.mark.parametrize("spec, words", [
+    ("ismcts:simulations=100000000", "simulations=100000000 is over this server's cap of 100000 a move"),
+    ("ismcts:max_time_ms=60000", "max_time_ms=60000 is over this server's limit of 700 ms a move"),
+])
+def test_a_search_over_the_budget_is_refused(spec, words):
+    with TestClient(create_app(move_time_ms=700), base_url=BASE) as client:
+        body = {"env": "pairs_draft_v0", "agents": ["human", spec, "random", "random"]}
+        message = error_of(client.post("/api/games", json=body), 400)
+        assert words in message and "seat 1" in message
+
+
+def test_every_search_move_stops_at_the_move_time():
+    """The most simulations allowed would take a minute or more a move here; the time limit
+    cuts each short."""
+    app = create_app(move_time_ms=300)
+    search = f"ismcts:simulations={web.MAX_SIMULATIONS}"
+    spec = {**LAST, "agents": [search, "ismcts", "ismcts:max_time_ms=100", "human"]}
+    with TestClient(app, base_url=BASE) as client:
+        started = time.monotonic()
+        state = new_game(client, spec)
+        assert time.monotonic() - started < 60
+        bots = app.state.sessions.get(state["id"]).agents
+        assert [(b.simulations, b.max_time_ms) for b in bots[:3]] == [(web.MAX_SIMULATIONS, 300), (1000, 300),
+                                                                      (None, 100)]
+        assert state["agents"] == spec["agents"]  # the record keeps the specs as given
+        assert state["your_turn"] and state["log_size"] > 1
+
+
+# ------------------------------------------------------- bots in their own thread
+class Gate:
+    """Bots that, once ``hold`` is set, each wait in ``act`` until the test releases them: a
+    bot thinking as long as the test likes."""
+
+    def __init__(self):
+        self.hold, self.asked, self.release = threading.Event(), threading.Event(), threading.Event()
+        self.calls = 0
+
+    def bot(self, spec, env, seed=None):
+        return GatedBot(self)
+
+
+class GatedBot:
+    name = "gated"
+
+    def __init__(self, gate):
+        self.gate = gate
+
+    def reset(self):
+        pass
+
+    def act(self, observation, action_mask):
+        if self.gate.hold.is_set():
+            self.gate.calls += 1
+            self.gate.asked.set()
+            self.gate.release.wait(LONG)
+        return int(np.flatnonzero(action_mask)[0])
+
+
+@pytest.fixture
+def gate(monkeypatch):
+    gate = Gate()
+    monkeypatch.setattr(web, "make_agent", gate.bot)
+    yield gate
+    gate.release.set()
+
+
+@pytest.fixture
+def background():
+    with ThreadPoolExecutor(2) as pool:
+        yield pool
+
+
+def bot_threads():
+    return [t for t in threading.enumerate() if t.name == "deckgym-web-bots"]
+
+
+def test_a_thinking_bot_holds_up_no_request(client, gate, background):
+    state = new_game(client, FIRST)
+    gate.hold.set()
+    url = f"/api/games/{state['id']}"
+    moving = background.submit(client.post, f"{url}/move", json={"action": state["legal"][0]["text"]})
+    assert gate.asked.wait(LONG)
+    now = client.get(f"{url}?since={state['log_size']}")  # the bot of seat 1 is thinking
+    assert now.status_code == 200, now.text
+    now = now.json()
+    assert now["thinking"] == 1 and not now["your_turn"] and now["legal"] == []
+    assert [e["seat"] for e in now["log"] if e["kind"] == "move"] == [0]  # the person's pick shows
+    assert "still moving" in error_of(client.post(f"{url}/move", json={"action": "pick 1"}), 409)
+    assert error_of(client.get(f"{url}/record"), 409)
+    assert client.get("/api/options").status_code == 200
+    assert new_game(client, FIRST)["your_turn"]  # another game goes on meanwhile
+    gate.hold.clear()
+    gate.release.set()
+    moved = moving.result(LONG)
+    assert moved.status_code == 200 and moved.json()["your_turn"] and moved.json()["thinking"] is None
+    assert client.get(url).json()["log_size"] == moved.json()["log_size"]
+
+
+def test_delete_stops_the_bots(client, app, gate, background):
+    state = new_game(client, FIRST)
+    gate.hold.set()
+    url = f"/api/games/{state['id']}"
+    moving = background.submit(client.post, f"{url}/move", json={"action": state["legal"][0]["text"]})
+    assert gate.asked.wait(LONG)
+    assert client.delete(url).status_code == 200
+    error_of(client.get(url), 404)
+    gate.release.set()
+    assert "closed" in error_of(moving.result(LONG), 410)
+    assert gate.calls == 1  # seats 2 and 3 were never asked
+    deadline = time.monotonic() + LONG
+    while bot_threads() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not bot_threads()
+
+
+def test_delete_ends_a_search_in_progress(background):
+    """A search allowed ten minutes a move stops soon after its game is deleted, well short of
+    its budget: the work ends with the game, not with the move."""
+    app = create_app(move_time_ms=600_000)
+    spec = {**FIRST, "agents": ["human", f"ismcts:simulations={web.MAX_SIMULATIONS}", "random", "random"]}
+    with TestClient(app, base_url=BASE) as client:
+        state = new_game(client, spec)
+        url = f"/api/games/{state['id']}"
+        search = app.state.sessions.get(state["id"]).agents[1]
+        moving = background.submit(client.post, f"{url}/move", json={"action": state["legal"][0]["text"]})
+        deadline = time.monotonic() + LONG
+        while client.get(url).json()["thinking"] != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)  # the search is under way
+        assert client.delete(url).status_code == 200
+        assert "closed" in error_of(moving.result(LONG), 410)
+        while bot_threads() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not bot_threads()
+        visits = sum(edge.visits for edge in search.last_root.edges.values())
+        assert 0 < visits < web.MAX_SIMULATIONS  # stopped part-way
+
+
+def test_games_being_created_count_toward_the_cap(gate, background):
+    app = create_app(max_games=1, idle_minutes=0)
+    with TestClient(app, base_url=BASE) as client:
+        gate.hold.set()
+        creating = background.submit(client.post, "/api/games", json=LAST)
+        assert gate.asked.wait(LONG)
+        assert "1 games are in progress" in error_of(client.post("/api/games", json=FIRST), 503)
+        gate.hold.clear()
+        gate.release.set()
+        assert creating.result(LONG).status_code == 201
+
+
+def test_a_game_whose_bots_are_moving_is_not_dropped_for_room(gate, background):
+    app = create_app(max_games=1, idle_minutes=0)
+    with TestClient(app, base_url=BASE) as client:
+        state = new_game(client, FIRST)
+        gate.hold.set()
+        moving = background.submit(client.post, f"/api/games/{state['id']}/move",
+                                   json={"action": state["legal"][0]["text"]})
+        assert gate.asked.wait(LONG)
+        error_of(client.post("/api/games", json=FIRST), 503)
+        gate.hold.clear()
+        gate.release.set()
+        assert moving.result(LONG).status_code == 200
+        new_game(client, FIRST)  # now idle: it makes room
+        error_of(client.get(f"/api/games/{state['id']}"), 404)
+
+
+# ------------------------------------------------------- the server as people run it
+def test_the_socket_listens_before_the_address_is_printed():
+    sock = web.bind_socket("127.0.0.1", 0)
+    try:
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN) == 1
+        with socket.create_connection(sock.getsockname()[:2], timeout=LONG):
+            pass  # queued in the backlog though nothing serves yet
+    finally:
+        sock.close()
+
+
+@pytest.fixture
+def server_process(tmp_path):
+    """``start(*args)`` runs ``python -m training.web --port 0 ...`` and gives its address
+    once printed; the processes are killed at the end."""
+    processes = []
+
+    def start(*args):
+        process = subprocess.Popen([sys.executable, "-m", "training.web", "--port", "0", "--bots", str(tmp_path),
+                                    *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        processes.append(process)
+        lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: lines.put(process.stdout.readline()), daemon=True).start()
+        line = lines.get(timeout=LONG)
+        match = re.search(r"open (http://\S+/)", line)
+        assert match, (line, process.stderr.read() if process.poll() is not None else "")
+        return process, match.group(1)
+
+    yield start
+    for process in processes:
+        if process.poll() is None:
+            process.kill()
+        process.wait(LONG)
+
+
+def test_the_printed_address_answers_at_once(server_process):
+    _, url = server_process()
+    with urllib.request.urlopen(url + "api/options", timeout=LONG) as response:
+        assert response.status == 200 and json.load(response)["games"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_one_signal_stops_the_server_while_a_bot_thinks(server_process, background, sig):
+    """Three searches of ten minutes a move are thinking when the signal comes."""
+    process, url = server_process("--move-time-ms", "600000")
+    search = "ismcts:max_time_ms=600000"
+    body = json.dumps({**LAST, "agents": [search, search, search, "human"]}).encode()
+    request = urllib.request.Request(url + "api/games", data=body, headers={"Content-Type": "application/json"})
+
+    def create():
+        try:
+            with urllib.request.urlopen(request, timeout=LONG) as response:
+                return response.status
+        except (urllib.error.URLError, ConnectionError) as exc:
+            return exc
+
+    creating = background.submit(create)
+    time.sleep(1)
+    assert not creating.done()  # the first bot is thinking
+    process.send_signal(sig)
+    process.wait(LONG)
+    assert not isinstance(creating.result(LONG), int)  # dropped, not answered

@@ -9,13 +9,34 @@ spec ``make_agent`` takes), then plays by clicking cards. The bots move on the s
 it is the person's turn. The page is plain HTML, JS and CSS in ``training/web_static``
 (no build step).
 
-Each game is a *session* under a random id, held in memory (at most ``--max-games``; one
-idle for ``--idle-minutes`` is dropped when room is needed). The page keeps the id in its
-address (``/#game=ID``), so each tab plays its own game and a reload resumes it. Every
-answer holds only what the person's seat may see (``training.human.seat_view``): their own
-cards, the public table, the legal moves as text, the moves so far as that seat knows them
-(another seat's draft pick shows as "picks a card"), the hands at the end of a Craits deal
-(shown to all then), and the scores.
+Each game is a *session* under a random id, held in memory (at most ``--max-games``, games
+being created included; one idle for ``--idle-minutes`` is dropped when room is needed).
+The page keeps the id in its address (``/#game=ID``), so each tab plays its own game and a
+reload resumes it. Every answer holds only what the person's seat may see
+(``training.human.seat_view``): their own cards, the public table, the legal moves as text,
+the moves so far as that seat knows them (another seat's draft pick shows as "picks a
+card"), the hands at the end of a Craits deal (shown to all then), and the scores.
+
+Limits, so that no page and no request can make the server misbehave:
+
+- Host: the server answers only requests naming it: ``localhost``, ``127.0.0.1``,
+  ``[::1]``, the ``--host`` it was started with or the IP address the request arrived at,
+  with its port; any other Host gets 421 (a web page whose domain is made to resolve to
+  127.0.0.1 names its own domain). A request that changes something (not GET, HEAD,
+  OPTIONS) and says where it comes from (``Origin``, as browsers do) must come from one of
+  those addresses, else 403.
+- A bot spec that is neither built in (``random``, ``heuristic``, ``ismcts[:options]``)
+  nor listed by ``GET /api/options`` is loaded if it can be, else refused with one message
+  whatever the reason: a page can't learn by asking what exists on this machine.
+- A search bot's move takes at most ``--move-time-ms`` (default 5000): the limit is added
+  to every IS-MCTS spec (one giving no time keeps its number of simulations, 1000 unless
+  given); ``simulations`` over ``MAX_SIMULATIONS`` or a ``max_time_ms`` over the limit is
+  refused. The other bots answer in milliseconds.
+- The bots move in a thread of their own: a request about a game whose bots are moving
+  answers at once (the state as of the last move, ``thinking`` naming the seat whose bot
+  is choosing; a move or the record: 409). ``DELETE`` stops the game's bots after the
+  current move, and the server stops on the first Ctrl-C or SIGTERM, dropping what is
+  still running after ``SHUTDOWN_GRACE_S``.
 
 API (JSON; an error is ``{"error": "..."}`` with a 4xx status naming the problem):
 
@@ -39,6 +60,8 @@ The record is a ``training.records`` game record, its header also naming the per
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import functools
 import ipaddress
 import json
@@ -52,13 +75,17 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from envs.engine import clipped, shown
+from envs.search import DEFAULTS as SEARCH_DEFAULTS
+from envs.search import ISMCTSBot, parse_options
 
 from .agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
 from .games import GAMES, EnvHandle
@@ -73,6 +100,16 @@ MAX_SPEC = 500  # characters of an agent spec
 MAX_SEED = 2 ** 53 - 1  # exact in JavaScript
 MAX_BOTS_LISTED = 200
 MAX_META_BYTES = 1 << 20
+BUILTIN_BOTS = ("random", "heuristic")
+MOVE_TIME_MS = 5000.0  # the longest a search bot may think about one move (--move-time-ms)
+MAX_SIMULATIONS = 100_000  # IS-MCTS iterations a move, the most a spec may ask for
+SHUTDOWN_GRACE_S = 1  # at Ctrl-C, requests still running after this long are dropped
+BACKLOG = 2048  # connections waiting to be accepted (uvicorn's default)
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # the methods that change nothing here
+DEFAULT_PORTS = {"http": 80, "https": 443}
+NOT_OFFERED = ("not a bot this server offers (random, heuristic, ismcts[:options] or one GET /api/options lists), "
+               "nor a checkpoint or exported bot it could seat at this table")
 
 
 class ApiError(Exception):
@@ -86,9 +123,11 @@ class ApiError(Exception):
 # ---------------------------------------------------------------------- sessions
 class Session:
     """One game: the env, an agent per bot seat, the person's seat, the log as that seat
-    sees it and the actions for the record. Use it under ``lock``."""
+    sees it and the actions for the record. Change it only inside ``claimed()``; what a
+    request may read meanwhile is ``published()``. ``make_bot(spec, env, seed=...)`` builds
+    a bot seat's agent. Nothing moves until ``advance()``."""
 
-    def __init__(self, sid: str, env_id: str, env_args: dict, specs: list[str], seed: int):
+    def __init__(self, sid: str, env_id: str, env_args: dict, specs: list[str], seed: int, make_bot):
         self.id, self.specs, self.seed = sid, specs, seed
         try:
             self.env = EnvHandle(env_id, env_args)
@@ -106,7 +145,7 @@ class Session:
                 self.agents.append(None)
                 continue
             try:
-                self.agents.append(make_agent(spec, self.env, seed=seed + seat))
+                self.agents.append(make_bot(spec, self.env, seed=seed + seat))
             except Exception as exc:  # a bad spec, a checkpoint for other rules, a missing runtime
                 raise ApiError(400, f"agents: seat {seat} ({shown(spec)}): {clipped(str(exc), 600)}") from None
         self.raw = self.env.raw
@@ -114,14 +153,41 @@ class Session:
         for agent in self.agents:
             if agent is not None:
                 agent.reset()
+            if isinstance(agent, ISMCTSBot):  # a search in progress ends when the game is closed
+                agent.stop = lambda: self.closed
         self.narrator = Narrator(self.seat)
         self.log = self.narrator.start(self.raw.game)
         self.moves: list[dict] = []
         self.over = self.cut = False
         self.error: str | None = None
+        self.closed = False  # set from another thread (DELETE, shutdown): the bots stop
         self.lock = threading.Lock()
         self.touched = time.monotonic()
-        self.advance()
+        self._published = self.state()
+
+    @contextlib.contextmanager
+    def claimed(self):
+        """The game held for a change, or 409 at once while another request holds it (its
+        bots are moving): no request, and no thread, waits on another."""
+        if not self.lock.acquire(blocking=False):
+            raise ApiError(409, "the bots are still moving: ask again once it is your turn")
+        try:
+            yield
+        finally:
+            self._published = self.state()
+            self.touched = time.monotonic()
+            self.lock.release()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def published(self, since: int = 0) -> dict:
+        """The state as of the last change or bot move: it answers at once, even while a bot
+        thinks (the thread moving the bots replaces it whole, never changes it)."""
+        state = self._published
+        if not 0 <= since <= state["log_size"]:
+            raise ApiError(400, f"since={since}: the log has {state['log_size']} entries")
+        return {**state, "log": state["log"][since:]}
 
     @property
     def game(self):
@@ -153,6 +219,9 @@ class Session:
             seat = raw.agent_name_mapping[agent]
             if seat == self.seat:
                 return
+            if self.closed:
+                raise ApiError(410, "the game was closed while its bots were moving")
+            self._published = self.state(thinking=seat)
             try:
                 action = checked_act(self.agents[seat], seat, raw.observe(agent), raw.game)
             except Exception as exc:  # an illegal move, a broken policy
@@ -198,7 +267,9 @@ class Session:
         self._apply(self.seat, action)
         self.advance()
 
-    def state(self, since: int = 0) -> dict:
+    def state(self, since: int = 0, thinking: int | None = None) -> dict:
+        """What the person's seat sees, the log from ``since`` on; ``thinking``: the seat
+        whose bot is choosing its move now."""
         if not 0 <= since <= len(self.log):
             raise ApiError(400, f"since={since}: the log has {len(self.log)} entries")
         game = self.game
@@ -215,6 +286,7 @@ class Session:
             "over": over,
             "error": self.error,
             "your_turn": not over and not self.error and game.current_player == self.seat,
+            "thinking": thinking,
             "legal": [] if over or self.error else legal_moves(game, self.seat),
             "prompt": "" if over else prompt(game, self.seat),
             "view": seat_view(game, self.seat),
@@ -232,35 +304,46 @@ class Session:
 
 
 class Sessions:
-    """The games in progress, at most ``limit``; when full, the one idle longest goes if it
-    has been idle ``idle_s`` seconds, else a new game is refused (503)."""
+    """The games in progress, at most ``limit``, those being created included; when full,
+    the one idle longest (its bots not moving) goes if it has been idle ``idle_s`` seconds,
+    else a new game is refused (503). A game dropped is closed: its bots stop."""
 
     def __init__(self, limit: int = 32, idle_s: float = 1800.0):
         self.limit, self.idle_s = limit, idle_s
         self._items: dict[str, Session] = {}
+        self._creating = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._items)
 
     def _make_room(self) -> None:
-        if len(self._items) < self.limit:
+        if len(self._items) + self._creating < self.limit:
             return
         now = time.monotonic()
-        oldest = min(self._items.values(), key=lambda s: s.touched)
-        if now - oldest.touched < self.idle_s:
+        waiting = [s for s in self._items.values() if not s.lock.locked()]
+        oldest = min(waiting, key=lambda s: s.touched, default=None)
+        if oldest is None or now - oldest.touched < self.idle_s:
             raise ApiError(503, f"{self.limit} games are in progress, the most this server holds: finish or close "
                                 "one (or wait until one has been idle a while)")
         del self._items[oldest.id]
+        oldest.close()
 
     def add(self, make) -> Session:
+        """The game ``make(sid)`` builds, its place taken first: building it (loading bots)
+        takes a while, and games being built must count."""
         with self._lock:
             self._make_room()
-            sid = secrets.token_urlsafe(12)
-        session = make(sid)  # outside the lock: the bots may move first
+            self._creating += 1
+        try:
+            session = make(secrets.token_urlsafe(12))
+        except BaseException:
+            with self._lock:
+                self._creating -= 1
+            raise
         with self._lock:
-            self._make_room()
-            self._items[sid] = session
+            self._creating -= 1
+            self._items[session.id] = session
         return session
 
     def get(self, sid: str) -> Session:
@@ -272,8 +355,24 @@ class Sessions:
 
     def remove(self, sid: str) -> None:
         with self._lock:
-            if self._items.pop(sid, None) is None:
-                raise ApiError(404, f"no game {shown(sid)}")
+            session = self._items.pop(sid, None)
+        if session is None:
+            raise ApiError(404, f"no game {shown(sid)}")
+        session.close()
+
+    def discard(self, session: Session) -> None:
+        """Drop ``session`` if it is still held (a game whose start failed)."""
+        with self._lock:
+            if self._items.get(session.id) is session:
+                del self._items[session.id]
+        session.close()
+
+    def close_all(self) -> None:
+        """Stop every game's bots (the server is stopping)."""
+        with self._lock:
+            sessions = list(self._items.values())
+        for session in sessions:
+            session.close()
 
 
 # --------------------------------------------------------------------- the options
@@ -332,7 +431,138 @@ def find_bots(roots) -> list[dict]:
     return found
 
 
+def search_spec(spec: str, move_time_ms: float) -> str:
+    """An IS-MCTS spec within this server's limits: ``simulations`` over ``MAX_SIMULATIONS``
+    or a ``max_time_ms`` over ``move_time_ms`` refused (``ValueError``), and ``move_time_ms``
+    given to a search that sets no time (with its simulations, 1000 unless given: a time
+    alone would search for all of it)."""
+    options = parse_options(spec.partition(":")[2])
+    if options.get("simulations", 0) > MAX_SIMULATIONS:
+        raise ValueError(f"simulations={options['simulations']} is over this server's cap of {MAX_SIMULATIONS} "
+                         "a move")
+    time_ms = options.get("max_time_ms", 0)
+    if time_ms > move_time_ms:
+        raise ValueError(f"max_time_ms={time_ms:g} is over this server's limit of {move_time_ms:g} ms a move")
+    if not time_ms:
+        options = {"simulations": SEARCH_DEFAULTS["simulations"], **options, "max_time_ms": move_time_ms}
+    return "ismcts:" + ",".join(f"{name}={value}" for name, value in options.items())
+
+
+def seat_bot(spec: str, env, seed: int, offered=(), move_time_ms: float = MOVE_TIME_MS):
+    """The agent for a bot seat within this server's limits: a search's budget capped
+    (``search_spec``); a spec neither built in nor ``offered`` (found by ``find_bots``)
+    loads, or fails with one message whatever went wrong, so that a page can't probe which
+    folders and files exist here."""
+    if spec == "ismcts" or spec.startswith("ismcts:"):
+        return make_agent(search_spec(spec, move_time_ms), env, seed=seed)
+    if spec in BUILTIN_BOTS or spec in offered:
+        return make_agent(spec, env, seed=seed)
+    try:
+        return make_agent(spec, env, seed=seed)
+    except Exception:
+        raise ValueError(NOT_OFFERED) from None
+
+
 # ------------------------------------------------------------------------ the app
+def _host_name(name: str) -> str:
+    """A host name as compared: lower case; an IP address in its standard form (an IPv4
+    one mapped into IPv6, as a dual-stack socket reports it, as IPv4), an IPv6 one in
+    brackets as in a Host header."""
+    try:
+        address = ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return name.lower()
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is None:
+            return f"[{address}]"
+        address = address.ipv4_mapped
+    return str(address)
+
+
+def _name_and_port(text: str, scheme: str) -> tuple[str, int]:
+    """A Host header's ``name:port`` (``[::1]:port``; the scheme's port if none), as compared."""
+    name, sep, port = text.rpartition(":")
+    if not sep or not (port.isascii() and port.isdigit()) or (":" in name and not name.endswith("]")):
+        name, port = text, str(DEFAULT_PORTS.get(scheme, 80))
+    return _host_name(name), int(port)
+
+
+class ServedHostsOnly:
+    """ASGI middleware against other web pages driving the app. A request must name this
+    server in its Host: a page whose domain is made to resolve to 127.0.0.1 (DNS
+    rebinding) names its own domain. A request that changes something must come from this
+    server's own page where it says where it comes from (browsers send ``Origin``)."""
+
+    def __init__(self, app, host: str):
+        self.app, self.host = app, _host_name(host)
+
+    async def __call__(self, scope, receive, send):
+        refusal = self.refusal(scope) if scope["type"] == "http" else None
+        if refusal is None:
+            await self.app(scope, receive, send)
+        else:
+            await _json_error(*refusal)(scope, receive, send)
+
+    def served(self, scope) -> list[tuple[str, int]]:
+        """The ``(name, port)`` pairs this server answers to: the loopback names, its
+        ``--host`` and the IP address the request arrived at, each with its port."""
+        scheme = scope.get("scheme", "http")
+        address, port = scope.get("server") or ("", DEFAULT_PORTS.get(scheme, 80))
+        names = [*LOOPBACK_NAMES, self.host]
+        with contextlib.suppress(ValueError):
+            ipaddress.ip_address(address)  # the socket's address, not a name the client chose
+            names.append(_host_name(address))
+        return [(name, port) for name in dict.fromkeys(names)]
+
+    def refusal(self, scope) -> tuple[int, str] | None:
+        scheme = scope.get("scheme", "http")
+        served = self.served(scope)
+        headers = Headers(scope=scope)
+        host = headers.get("host")
+        if host is None or _name_and_port(host, scheme) not in served:
+            names = ", ".join(f"{name}:{port}" for name, port in served)
+            return 421, f"this server answers to Host {names} only, not {shown(host)}: open it at one of those"
+        origin = headers.get("origin")
+        if scope["method"] not in SAFE_METHODS and origin is not None:
+            origin_scheme, _, rest = origin.partition("://")
+            if origin_scheme != scheme or "/" in rest or _name_and_port(rest, scheme) not in served:
+                pages = ", ".join(f"{scheme}://{name}:{port}" for name, port in served)
+                return 403, (f"refused: a {scope['method']} from the page at {shown(origin)}; this server takes "
+                             f"changes only from its own pages ({pages})")
+        return None
+
+
+async def off_the_loop(work):
+    """``work()`` run in a daemon thread of its own, awaited: a bot thinking holds up no
+    other request, and no stopped server waits for it."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def settle(result, error) -> None:
+        if done.cancelled():  # the request was dropped meanwhile
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def run() -> None:
+        try:
+            result, error = work(), None
+        except BaseException as exc:  # handed to the request
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop is closed: the server stopped meanwhile
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="deckgym-web-bots", daemon=True).start()
+    try:
+        return await done
+    except asyncio.CancelledError:
+        # Only the server stopping cancels a request (SHUTDOWN_GRACE_S after Ctrl-C): answer
+        # it rather than log a traceback. The thread, a daemon, goes with the process.
+        raise ApiError(503, "the server is stopping") from None
+
+
 def _json_error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -393,8 +623,11 @@ def _since(request: Request) -> int:
     return int(text)
 
 
-def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, idle_minutes: float = 30.0) -> Starlette:
-    """The web app; ``app.state.sessions`` holds the games (``Sessions``)."""
+def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, idle_minutes: float = 30.0,
+               host: str = "127.0.0.1", move_time_ms: float = MOVE_TIME_MS) -> Starlette:
+    """The web app; ``app.state.sessions`` holds the games (``Sessions``). ``host``: the
+    ``--host`` it is served on (a Host it answers to); ``move_time_ms``: a search bot's
+    time for one move."""
     sessions = Sessions(max_games, idle_minutes * 60)
     roots = list(bot_roots)
 
@@ -427,21 +660,24 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
             raise ApiError(400, f"agents: a spec is at most {MAX_SPEC} characters")
         seed = data.get("seed")
         seed = secrets.randbelow(2 ** 31) if seed is None else _integer(seed, "seed", 0, MAX_SEED)
+
         def start():
-            session = sessions.add(lambda sid: Session(sid, env_id, args, agents, seed))
-            with session.lock:
-                return session.state()
-        return JSONResponse(await run_in_threadpool(start), status_code=201)
+            offered = {bot["spec"] for bot in find_bots(roots)}
+            make_bot = functools.partial(seat_bot, offered=offered, move_time_ms=move_time_ms)
+            session = sessions.add(lambda sid: Session(sid, env_id, args, agents, seed, make_bot))
+            try:
+                with session.claimed():
+                    session.advance()
+                    return session.state()
+            except Exception:
+                sessions.discard(session)
+                raise
+        return JSONResponse(await off_the_loop(start), status_code=201)
 
     @api
     async def get_game(request: Request):
         session = sessions.get(request.path_params["sid"])
-        since = _since(request)
-
-        def state():
-            with session.lock:
-                return session.state(since)
-        return JSONResponse(await run_in_threadpool(state))
+        return JSONResponse(session.published(_since(request)))
 
     @api
     async def move(request: Request):
@@ -451,17 +687,17 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
         _integer(since, "since", 0, 10 ** 12)
 
         def play():
-            with session.lock:
+            with session.claimed():
                 session.play(data["action"])
                 return session.state(since)
-        return JSONResponse(await run_in_threadpool(play))
+        return JSONResponse(await off_the_loop(play))
 
     @api
     async def record(request: Request):
         session = sessions.get(request.path_params["sid"])
 
         def read():
-            with session.lock:
+            with session.claimed():
                 return session.record()
         text = await run_in_threadpool(read)
         name = f"deckgym-{session.env.id}-seed{session.seed}.jsonl"
@@ -486,17 +722,21 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
         Route("/api/games/{sid}/record", record),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    app = Starlette(routes=routes, middleware=[Middleware(ServedHostsOnly, host=host)],
+                    exception_handlers={HTTPException: http_error})
     app.state.sessions = sessions
     return app
 
 
 # ---------------------------------------------------------------------- serving
 def bind_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port``: connections wait in its backlog from now on,
+    so an address printed after this is never refused while the server starts."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(BACKLOG)
     return sock
 
 
@@ -505,15 +745,23 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
+def make_server(app):
+    """The uvicorn server for ``app``: on stopping, requests still running after
+    ``SHUTDOWN_GRACE_S`` are dropped (their bots' threads are daemons: nothing waits)."""
+    import uvicorn
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", backlog=BACKLOG,
+                                         timeout_graceful_shutdown=SHUTDOWN_GRACE_S))
+
+
 class ServerThread:
     """The app served by uvicorn in a background thread (tests, screenshots):
     ``with ServerThread(app) as server: server.url``. Port 0 takes a free port."""
 
     def __init__(self, app, host: str = "127.0.0.1", port: int = 0):
-        import uvicorn
+        self.app = app
         self.sock = bind_socket(host, port)
         self.url = url_of(self.sock)
-        self.server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self.server = make_server(app)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def __enter__(self) -> "ServerThread":
@@ -529,6 +777,7 @@ class ServerThread:
         self.server.should_exit = True
         self.thread.join(10)
         self.sock.close()
+        self.app.state.sessions.close_all()  # this process goes on: the bots' threads must stop
 
 
 def _is_loopback(host: str) -> bool:
@@ -541,7 +790,8 @@ def _is_loopback(host: str) -> bool:
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.web", description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1: this machine only)")
+                        help="address to listen on (default 127.0.0.1: this machine only); also a Host name the "
+                             "server answers to, besides localhost, 127.0.0.1 and [::1]")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 takes a free one)")
     parser.add_argument("--bots", action="append", metavar="DIR",
                         help="folder to list checkpoints and exported bots from, and two levels below "
@@ -549,24 +799,27 @@ def main(argv=None):
     parser.add_argument("--max-games", type=int, default=32, help="games held at once (default 32)")
     parser.add_argument("--idle-minutes", type=float, default=30.0,
                         help="a game idle this long may be dropped when the server is full (default 30)")
+    parser.add_argument("--move-time-ms", type=float, default=MOVE_TIME_MS,
+                        help=f"the longest a search bot thinks about one move (default {MOVE_TIME_MS:g})")
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535 or args.max_games < 1 or args.idle_minutes < 0:
-        parser.error("need 0 <= --port <= 65535, --max-games >= 1, --idle-minutes >= 0")
+    if not 0 <= args.port <= 65535 or args.max_games < 1 or args.idle_minutes < 0 \
+            or not 0 < args.move_time_ms < float("inf"):
+        parser.error("need 0 <= --port <= 65535, --max-games >= 1, --idle-minutes >= 0, a finite --move-time-ms > 0")
+    app = create_app(args.bots or ("checkpoints", "bots", "runs"), args.max_games, args.idle_minutes, args.host,
+                     args.move_time_ms)
     try:
-        import uvicorn
+        server = make_server(app)
     except ImportError:
         parser.exit(1, "error: the web app needs starlette and uvicorn: pip install -e \".[web]\"\n")
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:
         parser.exit(1, f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}\n")
-    app = create_app(args.bots or ("checkpoints", "bots", "runs"), args.max_games, args.idle_minutes)
     if not _is_loopback(args.host):
-        print(f"warning: listening on {args.host}: anyone who reaches it can play, and load any folder on this "
+        print(f"warning: listening on {args.host}: anyone who reaches it can play, and load any checkpoint on this "
               "machine as a bot", file=sys.stderr)
-    print(f"deckgym web app: open {url_of(sock)}  (Ctrl-C stops it)", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     try:
+        print(f"deckgym web app: open {url_of(sock)}  (Ctrl-C stops it)", flush=True)
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass

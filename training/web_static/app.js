@@ -13,6 +13,7 @@ let state = null; // the last game state
 let gameId = null;
 let logSize = 0;
 let busy = false;
+let refreshTimer = null;
 
 // ------------------------------------------------------------------ helpers
 function el(tag, attrs = {}, ...children) {
@@ -268,6 +269,20 @@ function update(data, fresh) {
   appendLog(entries, fresh);
   showRecent(fresh ? entries.slice(-8) : entries);
   render();
+  // A bot still thinking (the page was reloaded while the bots moved): ask again shortly.
+  clearTimeout(refreshTimer);
+  if (state.thinking !== null) refreshTimer = setTimeout(refresh, 1000);
+}
+
+async function refresh() {
+  if (busy || !gameId) return;
+  const id = gameId;
+  try {
+    const data = await api("GET", `/api/games/${encodeURIComponent(id)}?since=${logSize}`);
+    if (id === gameId && !busy) update(data, false);
+  } catch (error) {
+    $("#move-error").textContent = error.message;
+  }
 }
 
 function render() {
