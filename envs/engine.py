@@ -60,7 +60,12 @@ class IllegalActionError(ValueError):
 
 
 class GameEngine:
+    num_players: int
     _legal: list[int] | None = None  # legal actions of the current state, once computed
+
+    def sides(self) -> list[list[int]]:
+        """The seats scored together (partnerships); by default each seat alone."""
+        return [[seat] for seat in range(self.num_players)]
 
     def _legal_actions(self) -> list[int]:  # pragma: no cover - interface
         raise NotImplementedError

@@ -120,6 +120,7 @@ import time
 from typing import Callable
 import types
 
+from .agent import SearchAgent
 from .engine import as_action, shown
 from .spec import game_spec
 
@@ -249,7 +250,7 @@ class _Node:
         self.edges: dict[int, _Edge] = {}
 
 
-class ISMCTSBot:
+class ISMCTSBot(SearchAgent):
     """IS-MCTS for one game (a game's id or alias, e.g. ``"craits_v0"`` or ``"craits"``).
 
     ``act_on(game, seat)`` builds the seat's view from the engine and searches from it;

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from envs.agent import SearchAgent
 from envs.engine import shown
 
 from .checkpoint import CheckpointError, check_compatible, load_policy
@@ -129,7 +130,7 @@ def checked_act(agent, seat: int, observation: dict, game, role: str = "") -> in
     raises ``IllegalMoveError`` naming the agent (``role`` and its name), the seat, the move
     and the legal moves instead."""
     mask = observation["action_mask"]
-    if hasattr(agent, "act_on"):  # a search bot reads its seat's view of the engine itself
+    if isinstance(agent, SearchAgent):  # a search bot reads its seat's view of the engine itself
         return check_move(agent, seat, agent.act_on(game, seat), mask, game, role)
     return check_move(agent, seat, agent.act(observation["observation"], mask), mask, game, role)
 

@@ -180,7 +180,7 @@ def play_match(env, match: Match) -> list[dict]:
         seats = rotated(list(match.layout), rotation)
         agents = [make_agent(spec, env, seed=[match.seed, rotation, seat, salt]) for seat, spec in enumerate(seats)]
         scores, winners = play_game(env.raw, agents, match.seed)
-        sides = env.raw.game.sides() if hasattr(env.raw.game, "sides") else [[s] for s in range(len(seats))]
+        sides = env.raw.game.sides()
         lines.append({
             "match": match.id, "game": f"{match.id}/{rotation}", "set": match.set, "rotation": rotation,
             "match_games": len(match.rotations), "agents": list(match.agents), "seats": seats, "seed": match.seed,

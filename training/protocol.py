@@ -42,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from envs.agent import SearchAgent
 from envs.engine import clipped
 from envs.protocol import ProtocolError, ProtocolReporter, ProtocolTable, fields, integer, json_list, json_type, quoted
 from envs.spec import GameSpec, default_game, discover
@@ -196,7 +197,7 @@ class Session:
 
     def _scores(self, observation, legal):
         agent, text = self.agent, self.table.text
-        if hasattr(agent, "root_stats"):  # IS-MCTS: visits of the last search's root
+        if isinstance(agent, SearchAgent):  # visits of the last search's root
             stats = agent.root_stats()
             return "visits", {text(a): stats[a][0] if a in stats else 0 for a in legal}
         if isinstance(agent, PolicyAgent):
