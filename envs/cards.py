@@ -13,14 +13,6 @@ NUM_CARDS = 52
 FULL_DECK = (1 << NUM_CARDS) - 1
 
 
-def rank_of(card: int) -> int:
-    return card >> 2
-
-
-def suit_of(card: int) -> int:
-    return card & 3
-
-
 def card_to_text(card: int) -> str:
     return RANKS[card >> 2] + SUITS[card & 3]
 

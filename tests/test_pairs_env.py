@@ -49,7 +49,7 @@ def test_imports_and_registry():
     assert made.possible_agents == ["player_0", "player_1", "player_2", "player_3"]
     assert made.action_space("player_0").n == 10
     assert made.observation_space("player_0")["observation"].shape == (OBS_SIZE,)
-    assert envs.ENV_IDS["pairs_draft_v0"] == "envs.pairs_draft.env:env"
+    assert envs.GAMES["pairs_draft_v0"].package == "envs.pairs_draft"
 
 
 @pytest.mark.parametrize("kwargs", [dict(reward="deal"), dict(illegal_action="ignore"), dict(render_mode="rgb")],

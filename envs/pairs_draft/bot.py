@@ -58,7 +58,7 @@ _TABLES = {}
 _MAX_TABLES = 100_000
 
 
-def _counts(field: np.ndarray) -> np.ndarray:
+def observed_counts(field: np.ndarray) -> np.ndarray:
     """The counts in observation values (``COUNT_SCALE`` undone)."""
     return np.rint(field * COUNT_SCALE).astype(np.int64)
 
@@ -218,15 +218,15 @@ class PairsDraftHeuristic(HeuristicBot):
         if type(legal) is not list:
             legal = np.asarray(legal).tolist()
         if observation[DRAFT_PHASE] > 0:
-            return draft_choice(_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal)
+            return draft_choice(observed_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal)
         if observation[DISCARD_PHASE] > 0:
-            return draft_choice(_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal, discard=True)
+            return draft_choice(observed_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal, discard=True)
         return self._play(observation, legal)
 
     @staticmethod
     def _play(observation, legal) -> int:
         """``play_choice`` on the fields of the observation (slot 0 is this seat)."""
-        counts = _counts(observation[_COUNT_FIELDS]).tolist()  # the fields in _COUNT_FIELDS order:
+        counts = observed_counts(observation[_COUNT_FIELDS]).tolist()  # the fields in _COUNT_FIELDS order:
         hand, unseen, face_up = counts[0:10], counts[10:20], counts[20:30]
         face_down, sizes = counts[30], counts[31:]  # sizes by slot
         unseen = [u if u > 0 else 0 for u in unseen]  # may be in the others' hands

@@ -101,7 +101,7 @@ import numpy as np
 
 from ..aec import CardGameEnv, check_arguments, versus_others, wrap, zero_sum_win_rewards
 from ..engine import check_choice
-from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score, score_counts
+from .game import DECK_COUNTS, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score, score_counts
 
 OBS_SIZE = 206
 (PHASE, PICK, ROUND, START, HAND, PACK, PASSED_PACKS, OTHERS_PICKS, DISCARD, TRICK, PAIRED, PLAYED, UNSEEN,
@@ -115,7 +115,6 @@ REWARDS = ("points", "win")
 INSTANT_WIN_BONUS = 100
 REWARD_SCALE = 20.0
 
-_COPIES = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))  # copies of each number in the deck
 # [observer, i] -> index in the seat-by-seat table of the seat slots' i-th value (slot k: seat observer + k)
 _TABLE_SIZE = NUM_PLAYERS * SEAT_SIZE
 _SLOTS = (np.arange(NUM_PLAYERS)[:, None] * SEAT_SIZE + np.arange(_TABLE_SIZE)) % _TABLE_SIZE
@@ -156,7 +155,7 @@ def _template(phase: str, start: int, round_index: int, pick: int) -> np.ndarray
             rows[seat, START + (start - seat) % NUM_PLAYERS] = 1.0
         rows[:, PICK] = pick
         rows[:, ROUND] = round_index
-        rows[:, UNSEEN:UNSEEN + NUM_ACTIONS] = _COPIES
+        rows[:, UNSEEN:UNSEEN + NUM_ACTIONS] = DECK_COUNTS
         if phase in ("draft", "discard"):
             rows[:, SEATS + HAND_SIZE::SEAT_SIZE] = pick
         rows.flags.writeable = False
@@ -164,7 +163,7 @@ def _template(phase: str, start: int, round_index: int, pick: int) -> np.ndarray
     return rows
 
 
-def _counts(lists) -> np.ndarray:
+def count_rows(lists) -> np.ndarray:
     """Lists of card counts (0-255) as one uint8 array, a row per list: through ``bytes``,
     several times faster than ``np.array`` on lists of ints."""
     return np.frombuffer(bytes(sum(lists, [])), np.uint8).reshape(len(lists), NUM_ACTIONS)
@@ -209,7 +208,7 @@ class raw_env(CardGameEnv):
         """A pick step is complete: every seat passes its pack and sees the next one."""
         game = self.game
         passed = self._passed
-        packs = _counts([game.pack_counts(s % NUM_PLAYERS) for s in range(NUM_PLAYERS + 1)])
+        packs = count_rows([game.pack_counts(s % NUM_PLAYERS) for s in range(NUM_PLAYERS + 1)])
         held, passed_on = packs[:NUM_PLAYERS], packs[1:]  # by the seat now holding it; the one its left holds
         if game.pick_index >= 4:  # the pack passed 4 picks ago is back: the others took the difference
             self._others_picks += passed[:, 2] - held
@@ -251,12 +250,12 @@ class raw_env(CardGameEnv):
         rows[:, OTHERS_PICKS:OTHERS_PICKS + NUM_ACTIONS] = self._others_picks
         unseen = rows[:, UNSEEN:UNSEEN + NUM_ACTIONS]  # a view: the copies, less what each seat knows of
         if phase == "draft":
-            cards = _counts(hands + [game.pack_counts(s) for s in seats])
+            cards = count_rows(hands + [game.pack_counts(s) for s in seats])
             rows[:, PACK:PACK + NUM_ACTIONS] = cards[NUM_PLAYERS:]
             rows[:, PASSED_PACKS:PASSED_PACKS + 30] = self._passed_flat
             cards = cards[:NUM_PLAYERS]
         elif phase == "discard":
-            cards = _counts(hands)
+            cards = count_rows(hands)
         else:  # cards have been taken
             face_ups = [game.face_up_counts(s) for s in seats]
             face_downs = [game.face_down_counts(s) for s in seats]
@@ -266,11 +265,11 @@ class raw_env(CardGameEnv):
                 down = sum(face_downs[s])
                 table += face_ups[s]
                 table += (down, score_counts(face_ups[s], down).points, sizes[s])
-            values = np.array(table + played + [c - p for c, p in zip(_COPIES, played)])  # points may be negative
+            values = np.array(table + played + [c - p for c, p in zip(DECK_COUNTS, played)])  # points may be negative
             rows[:, SEATS:] = values[_SLOTS]
             rows[:, PLAYED:PLAYED + NUM_ACTIONS] = values[_TABLE_SIZE:_TABLE_SIZE + NUM_ACTIONS]
             unseen[:] = values[_TABLE_SIZE + NUM_ACTIONS:]  # the copies not played
-            cards = _counts(hands)
+            cards = count_rows(hands)
             for i, (_, number, forced) in enumerate(trick):
                 base = TRICK + i * TRICK_SLOT
                 rows[:, base + number - 1] = 1.0

@@ -30,6 +30,7 @@ DRAFT_PICKS = 11
 NUM_ROUNDS = 10
 FORCED_VALUE = 11  # what a forced card counts for taking cards (2.3)
 DECK = tuple(n for n in range(1, 11) for _ in range(n))  # one 1, two 2s, ... ten 10s
+DECK_COUNTS = tuple(DECK.count(n) for n in range(1, 11))  # copies of each number (index number - 1)
 VERBS = {"draft": "pick", "discard": "discard", "play": "play", "over": "play"}
 
 _ACTIONS = range(NUM_ACTIONS)
@@ -64,7 +65,8 @@ class Taken(NamedTuple):
     face_up: bool
 
 
-def _counts(numbers) -> list[int]:
+def number_counts(numbers) -> list[int]:
+    """Cards as numbers 1-10 -> copies of each number (index number - 1): the engine's unit."""
     counts = [0] * NUM_ACTIONS
     for n in numbers:
         counts[n - 1] += 1
@@ -98,7 +100,7 @@ def score_cards(face_up: list[int], face_down: int) -> Score:
     for n in face_up:
         if not 1 <= n <= NUM_ACTIONS:
             raise ValueError(f"face-up card {n!r} is not a number 1-10")
-    return score_counts(_counts(face_up), face_down)
+    return score_counts(number_counts(face_up), face_down)
 
 
 def take_round(plays: list[Play]) -> list[tuple[int, bool]]:
@@ -126,9 +128,9 @@ class PairsDraftGame(GameEngine):
         start_player = rng.randrange(NUM_PLAYERS)
         deck = list(DECK)
         rng.shuffle(deck)
-        packs = [_counts(deck[seat * DRAFT_PICKS:(seat + 1) * DRAFT_PICKS]) for seat in range(NUM_PLAYERS)]
+        packs = [number_counts(deck[seat * DRAFT_PICKS:(seat + 1) * DRAFT_PICKS]) for seat in range(NUM_PLAYERS)]
         self._setup("draft", start_player, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], packs,
-                    _counts(deck[NUM_PLAYERS * DRAFT_PICKS:]), NUM_ROUNDS)
+                    number_counts(deck[NUM_PLAYERS * DRAFT_PICKS:]), NUM_ROUNDS)
 
     @classmethod
     def from_position(cls, hands, start_player: int = 0) -> "PairsDraftGame":
@@ -144,7 +146,7 @@ class PairsDraftGame(GameEngine):
             for n in hand:
                 if not is_int(n) or not 1 <= n <= NUM_ACTIONS:
                     raise ValueError(f"seat {seat}: card {n!r} is not a number 1-{NUM_ACTIONS}")
-        counts = [_counts(hand) for hand in hands]
+        counts = [number_counts(hand) for hand in hands]
         for a in _ACTIONS:
             total = sum(c[a] for c in counts)
             if total > a + 1:

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from ..protocol import EventTable, ProtocolError, fields, integer, json_list, quoted
 from . import view as pairs_view
-from .game import DECK, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, VERBS, PairsDraftGame
-
-DECK_COUNTS = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))
+from .game import (DECK_COUNTS, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, VERBS, PairsDraftGame,
+                   number_counts)
 
 
 def _numbers(value, what: str) -> list[int]:
@@ -73,10 +72,10 @@ class Table(EventTable):
             if s == self.seat:
                 packs.append(pack)
             else:
-                packs.append(_counts(rest[:DRAFT_PICKS]))
+                packs.append(number_counts(rest[:DRAFT_PICKS]))
                 del rest[:DRAFT_PICKS]
         g = PairsDraftGame.__new__(PairsDraftGame)
-        g._setup("draft", start, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], packs, _counts(rest), NUM_ROUNDS)
+        g._setup("draft", start, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], packs, number_counts(rest), NUM_ROUNDS)
         self.game = g
         self.expect = "move"
 
@@ -283,13 +282,6 @@ class Table(EventTable):
         for k, counts in view.passed:
             raw._passed[seat, k - 1] = counts
         raw._others_picks[seat] = view.known_picks
-
-
-def _counts(numbers) -> list[int]:
-    counts = [0] * NUM_ACTIONS
-    for n in numbers:
-        counts[n - 1] += 1
-    return counts
 
 
 class Reporter:

@@ -57,10 +57,10 @@ from dataclasses import dataclass
 from ..aec import versus_others
 from .bot import draft_choice, play_choice, read_round
 from .env import INSTANT_WIN_BONUS, REWARD_SCALE
-from .game import DECK, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, score_counts
+from .game import (DECK_COUNTS, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame,
+                   score_counts)
 
 _ACTIONS = range(NUM_ACTIONS)
-DECK_COUNTS = tuple(DECK.count(n) for n in range(1, NUM_ACTIONS + 1))
 _FORCED_BIT = 1 << (FORCED_VALUE - 1)
 
 
@@ -77,7 +77,8 @@ def _cards(counts) -> list[int]:
     return [a for a in _ACTIONS for _ in range(counts[a])]
 
 
-def _counts(cards) -> list[int]:
+def action_counts(cards) -> list[int]:
+    """Cards as actions (number - 1) -> copies of each number."""
     out = [0] * NUM_ACTIONS
     for a in cards:
         out[a] += 1
@@ -303,9 +304,9 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
                 rng.shuffle(cards)
                 for j in range(1, k):
                     picks[(seat + j) % NUM_PLAYERS].append(cards.pop())
-                packs[(holder - p) % NUM_PLAYERS] = _counts(cards)
+                packs[(holder - p) % NUM_PLAYERS] = action_counts(cards)
             else:
-                packs[(holder - p) % NUM_PLAYERS] = _counts(_take(pool, DRAFT_PICKS - p))
+                packs[(holder - p) % NUM_PLAYERS] = action_counts(_take(pool, DRAFT_PICKS - p))
         slots = sum(p - len(picks[s]) for s in others)
         fill = _cards(known) + _take(pool, slots - sum(known))
         rng.shuffle(fill)
@@ -313,10 +314,10 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
             need = p - len(picks[s])
             picks[s] += fill[len(fill) - need:]
             del fill[len(fill) - need:]
-            hands[s] = _counts(picks[s])
+            hands[s] = action_counts(picks[s])
         if len(pool) != v.set_aside_size:
             raise AssertionError(f"inconsistent view: {len(pool)} cards left to set aside, not {v.set_aside_size}")
-        g = _new_engine(v, hands, packs, _counts(pool), [None] * NUM_PLAYERS, "draft", v.start_player)
+        g = _new_engine(v, hands, packs, action_counts(pool), [None] * NUM_PLAYERS, "draft", v.start_player)
         return _catch_up(g, seat, rng, policy)
     packs = [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)]
     if v.phase == "discard":
@@ -327,14 +328,14 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
         fill = _cards(known) + _take(pool, DRAFT_PICKS * len(others) - sum(known))
         rng.shuffle(fill)
         for i, s in enumerate(others):
-            hands[s] = _counts(fill[i * DRAFT_PICKS:(i + 1) * DRAFT_PICKS])
-        g = _new_engine(v, hands, packs, _counts(pool), [None] * NUM_PLAYERS, "discard", v.start_player)
+            hands[s] = action_counts(fill[i * DRAFT_PICKS:(i + 1) * DRAFT_PICKS])
+        g = _new_engine(v, hands, packs, action_counts(pool), [None] * NUM_PLAYERS, "discard", v.start_player)
         return _catch_up(g, seat, rng, policy)
     # the rounds
     played = _played_counts(v)
     opp_hand = sum(v.hand_sizes[s] for s in others)
     if v.own_picks is not None and v.discard is not None:
-        own_played = _sub(_sub(v.own_picks, v.hand), _counts([v.discard - 1]))
+        own_played = _sub(_sub(v.own_picks, v.hand), action_counts([v.discard - 1]))
         opp_played = _sub(played, own_played)
         extra = [max(x - k, 0) for x, k in zip(opp_played, known)]  # played, not among the known picks
         still_known = [max(k - x, 0) for x, k in zip(opp_played, known)]
@@ -355,7 +356,7 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
     discards[seat] = v.discard
     for s in others:
         size = v.hand_sizes[s]
-        hands[s] = _counts(rest[len(rest) - size:])
+        hands[s] = action_counts(rest[len(rest) - size:])
         del rest[len(rest) - size:]
     if v.discard is not None:
         for s in others:
