@@ -32,7 +32,50 @@ _RANK_VALUES = tuple(tuple(tuple(CARD_POINTS[rank] - (80 if keep_wilds and rank 
 _SUIT_WEIGHT = tuple(7 if rank == SIX else 2 for rank in range(13))
 
 
+def next_player_kind(partner: bool, one_card: bool, seven_hits: bool) -> int:
+    """Who plays next, as the rule weighs it (an index of ``_NEXT_BONUS``)."""
+    if partner:
+        return _PARTNER_NEXT
+    if one_card:
+        return _OUT_SOON_SEVEN_HITS if seven_hits else _OUT_SOON
+    return _OPPONENT_NEXT
+
+
+def play_choice(legal, hand_size: int, suits, next_player: int) -> int:
+    """The card to play (``legal`` sorted: the plays, then the same unannounced: always
+    announce), given the hand's size, its cards per suit and ``next_player_kind``."""
+    values = _RANK_VALUES[hand_size > 2][next_player]
+    best = best_value = None
+    for card in legal:
+        if card >= UNANNOUNCED:
+            break
+        rank = card >> 2
+        value = values[rank] + _SUIT_WEIGHT[rank] * (suits[card & 3] - 1)  # the card itself is in the hand
+        if best is None or value > best_value:
+            best, best_value = card, value
+    return int(best)
+
+
+def crank_choice(legal) -> int:
+    """In a crank: a 2 raises the count most, then the highest card."""
+    return max((int(a) for a in legal if a < UNANNOUNCED), key=lambda c: (c >> 2 == TWO, c))
+
+
+def suit_choice(legal, hand, blind: bool) -> int:
+    """The suit to name: the one held most (ties: more points to shed), 8s and 9s aside."""
+    if blind:
+        return int(legal[0])
+    counts = [0.0] * 4
+    for card in hand:
+        if card >> 2 not in (EIGHT, NINE):
+            counts[card & 3] += 1 + CARD_POINTS[card >> 2] / 100
+    return int(max(legal, key=lambda a: counts[a - SUIT_ACTION]))
+
+
 class CraitsHeuristic(HeuristicBot):
+    """The rule, read off the seat's observation (``envs.craits.view.heuristic_action``
+    reads the same rule off an engine, for the search's rollouts)."""
+
     def __init__(self, rules: Rules = Rules()):
         self.rules = rules  # the seven's target decides whom a 7 hits
 
@@ -46,38 +89,14 @@ class CraitsHeuristic(HeuristicBot):
         hand = observation[HAND:HAND + 52].nonzero()[0].tolist()
         item = observation.item  # plain floats: numpy scalars are slow to compare
         if legal[0] >= SUIT_ACTION:
-            return self._name_suit(legal, hand, item(PHASE + BLIND_SUIT) > 0)
-        if item(PHASE + CRANK) > 0:  # a 2 raises the count most, then the highest card
-            plays = [int(a) for a in legal if a < UNANNOUNCED]
-            return max(plays, key=lambda c: (c >> 2 == TWO, c))
+            return suit_choice(legal, hand, item(PHASE + BLIND_SUIT) > 0)
+        if item(PHASE + CRANK) > 0:
+            return crank_choice(legal)
         others = int(sum(observation[OTHERS + PRESENT:OTHERS + MAX_OTHERS * SLOT_SIZE:SLOT_SIZE].tolist()))
         base = OTHERS + (0 if item(DIRECTION) > 0 else others - 1) * SLOT_SIZE  # the next player's slot
-        if item(base + PARTNER) > 0:
-            next_player = _PARTNER_NEXT
-        elif item(base + ONE_CARD) > 0:
-            next_player = _OUT_SOON_SEVEN_HITS if self.rules.seven_target == "next" or others == 1 else _OUT_SOON
-        else:
-            next_player = _OPPONENT_NEXT
-        values = _RANK_VALUES[len(hand) > 2][next_player]
+        next_player = next_player_kind(item(base + PARTNER) > 0, item(base + ONE_CARD) > 0,
+                                       self.rules.seven_target == "next" or others == 1)
         suits = [0, 0, 0, 0]
         for card in hand:
             suits[card & 3] += 1
-        best = best_value = None
-        for card in legal:  # sorted: the plays, then the same unannounced (always announce)
-            if card >= UNANNOUNCED:
-                break
-            rank = card >> 2
-            value = values[rank] + _SUIT_WEIGHT[rank] * (suits[card & 3] - 1)  # the card itself is in the hand
-            if best is None or value > best_value:
-                best, best_value = card, value
-        return int(best)
-
-    @staticmethod
-    def _name_suit(legal, hand, blind: bool) -> int:
-        if blind:
-            return int(legal[0])
-        counts = [0.0] * 4
-        for card in hand:
-            if card >> 2 not in (EIGHT, NINE):
-                counts[card & 3] += 1 + CARD_POINTS[card >> 2] / 100  # ties: the suit with more points to shed
-        return int(max(legal, key=lambda a: counts[a - SUIT_ACTION]))
+        return play_choice(legal, len(hand), suits, next_player)

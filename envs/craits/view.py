@@ -26,14 +26,11 @@ from dataclasses import dataclass
 
 from ..aec import versus_others
 from ..cards import FULL_DECK, SUIT_BITS, bits_to_cards
-from .game import (BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NAME_SUIT, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
-                   UNANNOUNCED, WILD_BITS, CraitsGame, _points)
+from .bot import crank_choice, next_player_kind, play_choice, suit_choice
+from .game import BLIND_SUIT, CRANK, NAME_SUIT, CraitsGame, _points
 from .rules import Rules
 
 REWARD_SCALE = 100.0  # the env's deal reward: points / 100
-_WILD_PENALTY = 80  # a wild card is worth more kept than shed while more than two cards are left
-_HIT_BONUS = {TWO: 100, FOUR: 80, FIVE: 50, SEVEN: 60}
-_NON_WILD = FULL_DECK & ~WILD_BITS
 
 
 @dataclass(frozen=True)
@@ -202,51 +199,14 @@ def heuristic_action(state: CraitsGame, rng=None) -> int:
     phase = state.phase_id
     seat = state.current_player
     hand = state.hand_bits[seat]
-    if phase == BLIND_SUIT:
-        return legal[0]
-    if phase == NAME_SUIT:
-        best, best_count = legal[0], -1.0
-        plain = hand & _NON_WILD
-        for a in legal:
-            suit_cards = plain & SUIT_BITS[a - SUIT_ACTION]
-            count = 0.0
-            while suit_cards:  # ties: the suit with more points to shed
-                low = suit_cards & -suit_cards
-                count += 1 + CARD_POINTS[(low.bit_length() - 1) >> 2] / 100
-                suit_cards ^= low
-            if count > best_count:
-                best, best_count = a, count
-        return best
+    if phase == BLIND_SUIT or phase == NAME_SUIT:
+        return suit_choice(legal, bits_to_cards(hand), phase == BLIND_SUIT)
     if phase == CRANK:
-        plays = [a for a in legal if a < UNANNOUNCED]
-        return max(plays, key=lambda c: (c >> 2 == TWO, c))  # a 2 raises the count most
+        return crank_choice(legal)
     n = state.num_players
     nxt = (seat + state.direction) % n
-    partnership = state.rules.partnership
-    next_is_partner = partnership and nxt == (seat + 2) % 4
-    next_about_out = state.hand_bits[nxt].bit_count() == 1 and not next_is_partner
-    seven_hits = state.rules.seven_target == "next" or n == 2
-    size = hand.bit_count()
-    best, best_key = legal[0], None
-    for a in legal:
-        if a >= UNANNOUNCED:
-            break  # plays come first, sorted; always announce
-        rank = a >> 2
-        value = float(CARD_POINTS[rank])
-        if (rank == EIGHT or rank == NINE) and size > 2:
-            value -= _WILD_PENALTY
-        same_suit = (hand & SUIT_BITS[a & 3]).bit_count() - 1
-        value += 2 * same_suit
-        if rank == SIX:
-            value += 5 * same_suit
-        if next_about_out:
-            if rank == SEVEN:
-                value += _HIT_BONUS[SEVEN] if seven_hits else 0
-            else:
-                value += _HIT_BONUS.get(rank, 0)
-        elif rank == TWO:
-            value += -40 if next_is_partner else 10
-        key = (value, -a)
-        if best_key is None or key > best_key:
-            best, best_key = a, key
-    return best
+    partner = state.rules.partnership and nxt == (seat + 2) % 4
+    next_player = next_player_kind(partner, state.hand_bits[nxt].bit_count() == 1,
+                                   state.rules.seven_target == "next" or n == 2)
+    suits = [(hand & SUIT_BITS[suit]).bit_count() for suit in range(4)]
+    return play_choice(legal, hand.bit_count(), suits, next_player)
