@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from training.checkpoint import CheckpointError, check_compatible, load_policy, read_meta, recover_swap, \
-    write_atomically
+from training.checkpoint import CheckpointError, check_compatible, load_policy, read_meta
+from training.files import recover_swap, write_atomically
 
 RULES = {"nine": "same_colour"}
 

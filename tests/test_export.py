@@ -14,6 +14,7 @@ from onnx import TensorProto, numpy_helper
 from training import export as ex
 from training import train as train_module
 from training.agents import PolicyAgent
+from training.algorithms import maskable_ppo
 from training.checkpoint import CheckpointError, save_checkpoint
 from training.games import EnvHandle
 
@@ -43,7 +44,7 @@ def scrambled_checkpoint(tmp_path, env_id, **overrides):
                 fan_in = param.shape[-1] if param.ndim == 2 else 1
                 param.copy_(torch.randn(param.shape, generator=generator) * 3 / fan_in ** 0.5)
     meta = json.loads((checkpoint / "meta.json").read_text())
-    save_checkpoint(checkpoint, model, meta)
+    save_checkpoint(checkpoint, model, meta, maskable_ppo)
     return checkpoint
 
 

@@ -85,10 +85,10 @@ def _record_checkpoints(monkeypatch):
     steps = []
     original = callback_module.save_checkpoint
 
-    def recording(path, model, meta, with_model=True):
+    def recording(path, model, meta, learner, with_model=True):
         if Path(path).name == "checkpoint":
             steps.append(model.num_timesteps)
-        return original(path, model, meta, with_model)
+        return original(path, model, meta, learner, with_model)
 
     monkeypatch.setattr(callback_module, "save_checkpoint", recording)
     return steps

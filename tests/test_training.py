@@ -292,7 +292,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, what):
 
 
 def test_a_replacement_cut_between_renames_is_recovered(tmp_path):
-    from training.checkpoint import recover_swap, write_atomically
+    from training.files import recover_swap, write_atomically
     target = tmp_path / "checkpoint"
     write_atomically(target, lambda d: (d / "meta.json").write_text("1"))
     target.rename(tmp_path / ".checkpoint.old")  # as if stopped between the two renames

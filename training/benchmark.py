@@ -67,7 +67,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import csv
 import hashlib
 import io
@@ -80,22 +79,31 @@ import re
 import shutil
 import signal
 import sys
+import tempfile
 import time
+import traceback
 import typing
 from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
 import yaml
-from pydantic import BeforeValidator, Field, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, field_validator
 
 from envs.engine import clipped, shown
 
-from .executor import add_executor_arguments, executor_from_args
-from .files import hold_folder, write_file
+from .agents import make_agent
+from .checkpoint import read_meta
 from .config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, OpponentsConfig, VecConfig, check_resumable,
-                     load_config, parse_yaml, schema_problems, set_override)
+                     load_config, load_yaml)
+from .evaluate import bot_layout, evaluate
+from .executor import add_executor_arguments, executor_from_args, read_folder, replace_folder, write_folder
+from .files import hold_folder, recover_leftovers, write_file
+from .games import EnvHandle, game_spec
+from .league import run_league
+from .preflight import check_config
 from .schema import Number, Section
+from .train import train
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
 # What a finished trial needs to count as finished, to play in the league and to be tabled: the
@@ -207,26 +215,8 @@ def _where(loc) -> tuple[str, Any]:
 def load_benchmark(path=None, overrides: list[str] | None = None, data: dict | None = None) -> BenchmarkConfig:
     """A validated ``BenchmarkConfig`` from a YAML file (or a dict), with ``key.path=value``
     overrides. The trials' training configs are built and checked by ``plan_trials``."""
-    if data is None:
-        from .config import _read_config
-        text = _read_config(path)
-        try:
-            data = parse_yaml(text, str(path))
-        except yaml.YAMLError as exc:
-            raise BenchmarkError(f"{path}: not valid YAML: {clipped(str(exc), 600)}") from None
-    data = {} if data is None else copy.deepcopy(data)  # overrides never change the caller's
-    if not isinstance(data, dict):
-        raise BenchmarkError(f"{path or 'benchmark config'} must be a mapping (out, settings, algorithms, ...), "
-                             f"got {shown(data)}")
-    for item in overrides or []:
-        key, sep, raw = item.partition("=")
-        if not sep:
-            raise BenchmarkError(f"--set expects key.path=value, got {shown(item)}")
-        set_override(data, key.strip(), raw, BenchmarkError)
-    try:
-        return BenchmarkConfig.model_validate(data)
-    except ValidationError as exc:
-        raise BenchmarkError("\n".join(schema_problems(exc, _where, "benchmark config"))) from None
+    return load_yaml(BenchmarkConfig, path, overrides, data, error=BenchmarkError, where=_where,
+                     what="benchmark config", shape="a mapping (out, settings, algorithms, ...)")
 
 
 def dump_benchmark(config: BenchmarkConfig) -> str:
@@ -295,9 +285,6 @@ def own_partner(config: Config) -> bool:
 def plan_trials(bench: BenchmarkConfig, out: Path) -> list[Trial]:
     """Every trial, its training config built and checked (``training.preflight``), and every
     reference checked against every setting's game: what would fail later fails now."""
-    from .agents import make_agent
-    from .games import EnvHandle
-    from .preflight import check_config
     for setting, s in bench.settings.items():
         try:
             env = EnvHandle(s.env, s.args)
@@ -360,26 +347,15 @@ def trial_state(trial: Trial, bench: BenchmarkConfig) -> str:
 
 
 # ---------------------------------------------------------------- one trial, in its own process
-def _record_evaluation_times() -> None:
-    """Have every periodic evaluation of this process's run log its wall-clock (training seconds
-    at its start, and its own length) in ``evaluation_times.jsonl``: evaluations.jsonl holds no
-    time, and the checkpoint only its latest."""
-    from . import callback
-    original = callback.RunCallback.run_evaluation
-    if getattr(original, "records_times", False):
-        return
-
-    def run_evaluation(self):
-        before, start = self.evaluation, time.time()
-        original(self)
-        if self.evaluation is not None and self.evaluation is not before:
-            line = {"timesteps": self.evaluation.get("timesteps"), "training_seconds": round(start - self.started, 3),
-                    "evaluation_seconds": round(time.time() - start, 3)}
-            with open(self.run_dir / TIMES_FILE, "a") as f:
-                f.write(json.dumps(line) + "\n")
-
-    run_evaluation.records_times = True
-    callback.RunCallback.run_evaluation = run_evaluation
+def record_evaluation_time(run_dir: Path, evaluation: dict, training_seconds: float,
+                           evaluation_seconds: float) -> None:
+    """Log a periodic evaluation's wall-clock (training seconds at its start, and its own
+    length) in the run's ``evaluation_times.jsonl`` (``RunCallback``'s ``on_evaluation``):
+    evaluations.jsonl holds no time, and the checkpoint only its latest."""
+    line = {"timesteps": evaluation.get("timesteps"), "training_seconds": round(training_seconds, 3),
+            "evaluation_seconds": round(evaluation_seconds, 3)}
+    with open(run_dir / TIMES_FILE, "a") as f:
+        f.write(json.dumps(line) + "\n")
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -448,7 +424,6 @@ def _run_logged(task: dict, log: Path) -> bool:
         except SystemExit:
             raise
         except BaseException:
-            import traceback
             traceback.print_exc()
             return False
 
@@ -468,8 +443,6 @@ def _trial_main(task: dict) -> None:
 def _remote_trial(task: dict) -> dict:
     """A trial as a Ray task: trained in a temporary folder on the worker (from the partial run
     folder sent along when resuming), whose files go back to the driver with the log."""
-    import tempfile
-    from .executor import read_folder, write_folder
     with tempfile.TemporaryDirectory(prefix="deckgym-trial-") as tmp:
         run_dir = Path(tmp) / Path(task["dir"]).name
         if task["files"]:
@@ -481,15 +454,10 @@ def _remote_trial(task: dict) -> dict:
 
 
 def run_trial(task: dict) -> dict:
-    from .checkpoint import read_meta
-    from .evaluate import bot_layout, evaluate
-    from .games import EnvHandle
-    from .train import train
-    _record_evaluation_times()
     config = Config.model_validate(task["config"])
     run_dir = Path(task["dir"])
     resume = (run_dir / "config.yaml").is_file() and (run_dir / "checkpoint" / "model.zip").is_file()
-    made = train(config, run_dir, resume=resume)
+    made = train(config, run_dir, resume=resume, on_evaluation=record_evaluation_time)
     if made != run_dir:
         raise RuntimeError(f"trained in {made}, not {run_dir}: the trial folder was taken meanwhile")
     meta = read_meta(run_dir / "checkpoint")
@@ -606,7 +574,6 @@ def run_trials_ray(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, exe
     """Train the pending trials as Ray tasks (``training.executor``); return the names of those
     that failed. Each trial's folder comes back whole and replaces ``<out>/trials/...`` as it
     finishes (``replace_folder``): a rerun skips, resumes or restarts it as after a local run."""
-    from .executor import read_folder, replace_folder
     tasks, agents, failed, started = [], set(bench.references), [], time.time()
     for trial, state in pending:
         task = _task(trial, bench, state)
@@ -660,7 +627,6 @@ def run_setting_league(bench: BenchmarkConfig, setting: str, trials: list[Trial]
     """The league of a setting's final agents and the references, in ``<out>/leagues/<setting>``.
     It keeps its log across reruns, unless a trial's checkpoint changed since its matches were
     played (then it is played anew)."""
-    from .league import run_league
     s = bench.settings[setting]
     refs = [_reference_spec(ref) for ref in bench.references]
     agents = {league_agent(t, out): _fingerprint(t.dir / "checkpoint") for t in trials}
@@ -915,7 +881,6 @@ def curves_csv(results: list[dict]) -> str:
 
 def write_outputs(bench: BenchmarkConfig, out: Path, trials: list[Trial], results: list[dict], leagues: dict,
                   timing: dict) -> str:
-    from .games import game_spec
     (out / "curves").mkdir(exist_ok=True)
     summaries, sections = {}, []
     for setting, s in bench.settings.items():
@@ -987,9 +952,8 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
     trials = plan_trials(bench, out)
     out.mkdir(parents=True, exist_ok=True)
     with hold_folder(out, "benchmark"):
-        from .executor import recover_folder
         for trial in trials:  # a Ray trial's folder being swapped in when the driver was killed
-            recover_folder(trial.dir)
+            recover_leftovers(trial.dir.parent, f".{trial.dir.name}.")
         states = {t.name: trial_state(t, bench) for t in trials}
         write_file(out / "benchmark.yaml", dump_benchmark(whole))
         pending = [(t, states[t.name]) for t in trials if states[t.name] != "finished"]

@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 from stable_baselines3.common.callbacks import BaseCallback
+from tqdm import tqdm
 
+from .algorithms import algorithm
 from .checkpoint import save_checkpoint, update_meta
 from .config import Config
 from .evaluate import evaluate_bot
@@ -46,10 +48,14 @@ def checkpoint_meta(config: Config, env, model, evaluation, seconds: float, trai
             "run": config.output.name, "training_seconds": round(seconds, 1)}
 
 
-def save_snapshot(config: Config, env, model, run_dir: Path, seconds: float) -> None:
-    """A policy-only checkpoint under ``snapshots/`` for the self-play pool."""
+def save_snapshot(config: Config, env, model, run_dir: Path, seconds: float, learner=None) -> None:
+    """A policy-only checkpoint under ``snapshots/`` for the self-play pool. ``learner``: the
+    algorithm's module, which a run resolves once (``training.train.run_training``); a script
+    that snapshots a model outside a run (benchmarks/training_profile.py) leaves it to the
+    config's algorithm."""
+    learner = learner or algorithm(config.algorithm.name)
     save_checkpoint(run_dir / "snapshots" / f"step_{model.num_timesteps:09d}", model,
-                    checkpoint_meta(config, env, model, None, seconds), with_model=False)
+                    checkpoint_meta(config, env, model, None, seconds), learner, with_model=False)
 
 
 def evaluate_run_bot(config: Config, env, path, games: int, seed: int, processes: int = 1) -> dict:
@@ -65,12 +71,19 @@ class RunCallback(BaseCallback):
     ``every``: only there have the weights learnt from every step counted (within a rollout
     they are those of its start). A checkpoint written on Ctrl-C records ``trained``, the last
     boundary, so a resumed run starts on one too and its rollouts and events fall on the
-    same steps as those of a run that never stopped."""
+    same steps as those of a run that never stopped.
 
-    def __init__(self, config: Config, env, run_dir: Path, started: float, evaluation=None):
+    ``learner`` is the algorithm's module (``training.algorithms``), which writes the
+    checkpoints' networks. ``on_evaluation(run_dir, evaluation, training_seconds,
+    evaluation_seconds)``, if given, is called after each periodic evaluation with the training
+    time at its start and its own length (the benchmark logs them)."""
+
+    def __init__(self, config: Config, env, learner, run_dir: Path, started: float, evaluation=None,
+                 on_evaluation=None):
         super().__init__()
-        self.config, self.env, self.run_dir, self.started = config, env, run_dir, started
+        self.config, self.env, self.learner, self.run_dir, self.started = config, env, learner, run_dir, started
         self.evaluation = evaluation  # the last one, kept in every checkpoint until the next
+        self.on_evaluation = on_evaluation
         self.snapshot_every = config.opponents.self_play.snapshot_every if uses_self_play(config) else None
         self.trained = None
         self.bar = None
@@ -78,7 +91,6 @@ class RunCallback(BaseCallback):
     def _on_training_start(self) -> None:
         # Scheduled here, not in _init_callback: SB3 sets num_timesteps (the resumed run's
         # step) only now.
-        from tqdm import tqdm
         cp, total = self.config.checkpoints, self.config.training.total_timesteps
         now = self.trained = self.num_timesteps
         self.next_snapshot = next_multiple(now, self.snapshot_every) if self.snapshot_every else None
@@ -111,7 +123,7 @@ class RunCallback(BaseCallback):
         cp = self.config.checkpoints
         now = self.trained = self.model.num_timesteps
         if self.next_snapshot is not None and now >= self.next_snapshot:
-            save_snapshot(self.config, self.env, self.model, self.run_dir, time.time() - self.started)
+            save_snapshot(self.config, self.env, self.model, self.run_dir, time.time() - self.started, self.learner)
             self.next_snapshot = next_multiple(now, self.snapshot_every)
         checkpoint_due, eval_due = now >= self.next_checkpoint, now >= self.next_eval
         if checkpoint_due:
@@ -124,12 +136,13 @@ class RunCallback(BaseCallback):
 
     def save(self, trained: int | None = None):
         return save_checkpoint(self.run_dir / "checkpoint", self.model, checkpoint_meta(
-            self.config, self.env, self.model, self.evaluation, time.time() - self.started, trained))
+            self.config, self.env, self.model, self.evaluation, time.time() - self.started, trained), self.learner)
 
     def run_evaluation(self):
         now = self.model.num_timesteps
         if self.evaluation and self.evaluation["timesteps"] == now:
             return  # already evaluated at this very step (the run ended on an evaluation)
+        start = time.time()
         path = self.save()
         self.evaluation = evaluate_run_bot(self.config, self.env, path, self.config.checkpoints.eval_games,
                                            seed=10_000 + self.config.training.seed)
@@ -137,10 +150,11 @@ class RunCallback(BaseCallback):
         with open(self.run_dir / "evaluations.jsonl", "a") as f:
             f.write(json.dumps(self.evaluation) + "\n")
         update_meta(path, {"evaluation": self.evaluation})  # after the log: a kill between repeats it
-        from tqdm import tqdm
         tqdm.write(format_evaluation(self.evaluation))  # above the bar, which stays at the bottom
         for opponent, r in self.evaluation.items():
             if isinstance(r, dict):
                 self.logger.record(f"eval/win_share_vs_{opponent}", r["win_share"])
                 self.logger.record(f"eval/mean_score_vs_{opponent}", r["mean_score"])
         self.logger.dump(now)
+        if self.on_evaluation is not None:
+            self.on_evaluation(self.run_dir, self.evaluation, start - self.started, time.time() - start)

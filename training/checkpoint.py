@@ -24,16 +24,14 @@ import functools
 import json
 import math
 import os
-import shutil
 import stat
-import tempfile
 import zipfile
 import zlib
 from pathlib import Path
 
 import numpy as np
 
-from .files import file_stamp
+from .files import file_stamp, recover_leftovers, write_atomically
 
 FORMAT_VERSION = 1
 
@@ -42,87 +40,20 @@ class CheckpointError(ValueError):
     """A checkpoint that is missing, damaged, or made for another game or configuration."""
 
 
-def _old(target: Path) -> Path:
-    return target.with_name(f".{target.name}.old")
-
-
-def _is_real_dir(path: Path) -> bool:
-    """A directory itself, not a symlink to one (lstat: links are never followed)."""
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _remove(path: Path) -> None:
-    """Remove ``path`` itself: a real folder with its contents; anything else (a file, a
-    symlink, even one to a folder) is unlinked, so nothing is deleted through a link."""
-    if _is_real_dir(path):
-        shutil.rmtree(path)
-    elif os.path.lexists(path):
-        os.unlink(path)
-
-
-def recover_swap(target) -> None:
-    """Finish a replacement cut between its two renames (the previous version waits under
-    ``.<name>.old``), so the checkpoint is found under its real name again. Only a real
-    folder is restored: a stale file or symlink there is no checkpoint."""
-    target = Path(target)
-    if not os.path.lexists(target) and _is_real_dir(_old(target)):
-        os.replace(_old(target), target)
-
-
-def write_atomically(target: Path, fill) -> Path:
-    """Create the folder ``target`` by filling a temporary sibling and renaming it into
-    place, so a crash never leaves a half-written checkpoint under the real name. A symlink
-    at ``target`` is replaced by the new folder; the folder it pointed to is left alone."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    recover_swap(target)
-    old = _old(target)
-    _remove(old)  # whatever is left there now is stale: recover_swap took what it needed
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; a checkpoint is an ordinary folder
-    try:
-        fill(tmp)
-        if os.path.lexists(target):
-            # rename() moves a symlink itself, never its folder; a folder can't be renamed
-            # over a link, so the link steps aside like a real previous version does.
-            os.replace(target, old)
-            os.replace(tmp, target)
-            _remove(old)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return target
-
-
 def clean_leftovers(run_dir) -> None:
     """Finish swaps a kill interrupted, then remove what a kill left of ``write_atomically``
     in a run folder: temporary ``.checkpoint.*`` siblings in the run folder and ``.step_*``
     ones under ``snapshots/``. Real checkpoints (no leading dot) are never touched."""
     run_dir = Path(run_dir)
-    for folder, prefix in ((run_dir, ".checkpoint."), (run_dir / "snapshots", ".step_")):
-        if not folder.is_dir():
-            continue
-        leftovers = [entry for entry in folder.iterdir() if entry.name.startswith(prefix)]
-        for entry in leftovers:  # recover first: a ``.<name>.old`` may be the only copy
-            if entry.name.endswith(".old"):
-                recover_swap(folder / entry.name[1:-len(".old")])
-        for entry in leftovers:
-            _remove(entry)
+    recover_leftovers(run_dir, ".checkpoint.")
+    recover_leftovers(run_dir / "snapshots", ".step_")
 
 
-def save_checkpoint(path, model, meta: dict, with_model: bool = True) -> Path:
-    """A checkpoint of ``model``, trained by the algorithm ``meta["algorithm"]["name"]``: its
-    move-picking network as policy.npz (the algorithm's ``policy_arrays``), meta.json with
-    how the network's scores pick a move, and the model itself for ``--resume``."""
-    from .algorithms import algorithm
-    learner = algorithm(meta["algorithm"]["name"])
+def save_checkpoint(path, model, meta: dict, learner, with_model: bool = True) -> Path:
+    """A checkpoint of ``model``, trained by ``learner`` (the algorithm's module, see
+    ``training.algorithms``): its move-picking network as policy.npz (the algorithm's
+    ``policy_arrays``), meta.json with how the network's scores pick a move, and the model
+    itself for ``--resume``."""
     arrays, activation = learner.policy_arrays(model)
     meta = {"format_version": FORMAT_VERSION, **meta, "activation": activation,
             "action_selection": learner.ACTION_SELECTION,
@@ -150,40 +81,58 @@ MAX_PARAMETERS = 100_000_000  # far above any deckgym policy; bounds what a meta
 MAX_META_BYTES = 16 << 20  # a real one is a few kB; more is no meta.json to parse
 
 
-def _is_count(value) -> bool:
+def is_count(value) -> bool:
     return type(value) is int and value > 0  # bool is an int subclass: true is no size
+
+
+def is_env_id(value) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+def is_object(value) -> bool:
+    return isinstance(value, dict)
+
+
+def field_error(source, field: str, wanted: str, value) -> CheckpointError:
+    """``field`` of the file ``source`` is not ``wanted``: the message shows at most 100
+    characters of the value (the file may hold anything)."""
+    return CheckpointError(f"{source}: field {field!r} must be {wanted}, got {repr(value)[:100]}")
+
+
+def check_fields(data, source, kind: str, version: int, required, fields) -> None:
+    """Raise ``CheckpointError`` naming ``source`` and the field unless ``data`` (a meta.json, an
+    export's bot.json) is a JSON object in ``kind``'s format ``version`` that holds every
+    ``required`` field, and every field of ``fields`` (``(name, test, what it must be)``,
+    checked in this order) that it holds passes its test."""
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{source} must hold a JSON object, not {type(data).__name__}")
+    found = data.get("format_version")
+    if type(found) is not int or found != version:
+        raise CheckpointError(f"{source}: field 'format_version' is {repr(found)[:100]}: {kind} format not "
+                              f"supported (this deckgym reads format {version})")
+    missing = [key for key in required if key not in data]
+    if missing:
+        raise CheckpointError(f"{source} lacks {', '.join(missing)}")
+    for field, test, wanted in fields:
+        if field in data and not test(data[field]):
+            raise field_error(source, field, wanted, data[field])
 
 
 def _check_meta(meta, source: str) -> None:
     """Raise ``CheckpointError`` naming ``source`` and the field when ``meta`` is not a meta.json
     this deckgym can use: the loaders index it without further checks."""
-    if not isinstance(meta, dict):
-        raise CheckpointError(f"{source} must hold a JSON object, not {type(meta).__name__}")
-    version = meta.get("format_version")
-    if type(version) is not int or version != FORMAT_VERSION:
-        raise CheckpointError(f"{source}: field 'format_version' is {version!r}: checkpoint format not "
-                              f"supported (this deckgym reads format {FORMAT_VERSION})")
-    missing = [key for key in ("env_id", "observation_size", "action_size", "activation", "hidden_sizes")
-               if key not in meta]
-    if missing:
-        raise CheckpointError(f"{source} lacks {', '.join(missing)}")
-
-    def bad(field, wanted):
-        raise CheckpointError(f"{source}: field {field!r} must be {wanted}, got {repr(meta[field])[:100]}")
-
-    if not isinstance(meta["env_id"], str) or not meta["env_id"]:
-        bad("env_id", "an env id")
-    for field in ("observation_size", "action_size"):
-        if not _is_count(meta[field]):
-            bad(field, "an integer > 0")
-    if not isinstance(meta["activation"], str) or meta["activation"] not in ACTIVATIONS:
-        bad("activation", f"one of {', '.join(ACTIVATIONS)}")
+    check_fields(meta, source, "checkpoint", FORMAT_VERSION,
+                 ("env_id", "observation_size", "action_size", "activation", "hidden_sizes"),
+                 [("env_id", is_env_id, "an env id"),
+                  ("observation_size", is_count, "an integer > 0"),
+                  ("action_size", is_count, "an integer > 0"),
+                  ("activation", lambda value: isinstance(value, str) and value in ACTIVATIONS,
+                   f"one of {', '.join(ACTIVATIONS)}"),
+                  ("hidden_sizes", lambda value: isinstance(value, list) and all(is_count(n) for n in value),
+                   "a list of layer sizes > 0"),
+                  ("env_args", is_object, "an object"), ("rules", is_object, "an object"),
+                  ("algorithm", is_object, "an object")])
     hidden = meta["hidden_sizes"]
-    if not isinstance(hidden, list) or not all(_is_count(n) for n in hidden):
-        bad("hidden_sizes", "a list of layer sizes > 0")
-    for field in ("env_args", "rules", "algorithm"):
-        if field in meta and not isinstance(meta[field], dict):
-            bad(field, "an object")
     net_arch = meta.get("algorithm", {}).get("net_arch", hidden)
     if net_arch != hidden:  # both are written from the same network: a difference is an edit
         raise CheckpointError(f"{source}: field 'hidden_sizes' {hidden!r} disagrees with algorithm.net_arch "

@@ -12,11 +12,12 @@ opponent pool, the cores, memory and output.dir of this machine) is checked by
 """
 from __future__ import annotations
 
+import copy
 import os
 import stat
 import typing
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, TypeVar, Union
 
 import yaml
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
@@ -24,12 +25,7 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator, m
 from envs.engine import MAX_SHOWN, clipped, shown
 
 from .algorithms import config_classes
-from .schema import Number, Section
-
-
-class ConfigError(ValueError):
-    """A config that can't be used; the message names the key path."""
-
+from .schema import ConfigError, Number, Section, parse_yaml, yaml_problem
 
 MAX_PROBLEMS = 10  # problems one message lists
 
@@ -143,72 +139,12 @@ class Config(Section):
         return Path(self.output.dir) / self.output.name
 
 
-# Keys a resumed run may change: how long and how it runs, not what it learns.
 # How long and how a run goes, never what it learns from: a resumed run may change these.
 RESUMABLE = ("training.total_timesteps", "training.max_seconds", "checkpoints.", "vec.", "algorithm.device",
              "algorithm.torch_threads", "algorithm.num_env_runners", "algorithm.num_envs_per_env_runner")
 
 
 # ---------------------------------------------------------------- reading YAML
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader without aliases (``*name``): a few lines of nested aliases expand to
-    gigabytes (the "billion laughs"), and a config is short enough to write every value out."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            raise ConfigError(f"{self.name}, line {event.start_mark.line + 1}: YAML aliases "
-                              f"(*{clipped(event.anchor)}) are not allowed in configs: write the value out")
-        return super().compose_node(parent, index)
-
-
-def parse_yaml(text: str, source: str, at: str = ""):
-    """YAML ``text`` as data, refusing aliases and repeated keys (YAML would silently keep the
-    last one) with a ``ConfigError`` naming ``source`` (a file, ``--set key``) and the key
-    path (``at``: the path of the whole text). Invalid YAML raises ``yaml.YAMLError``."""
-    loader = _StrictLoader(text)
-    loader.name = source  # YAML's own messages name it too
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _refuse_repeated_keys(loader, node, at)
-        return loader.construct_document(node)
-    except RecursionError:  # PyYAML recurses once per level of nesting
-        raise ConfigError(f"{source}: nested too deeply") from None
-    except ValueError as exc:  # an integer of over 4300 digits, which Python refuses to read
-        if isinstance(exc, ConfigError):
-            raise
-        raise ConfigError(f"{source}: {clipped(str(exc))}") from None
-    finally:
-        loader.dispose()
-
-
-def _refuse_repeated_keys(loader, node, path: str) -> None:
-    if isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _refuse_repeated_keys(loader, item, f"{path}[{i}]")
-    elif isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key_node, value in node.value:
-            # Only scalar keys are hashable (SafeLoader refuses the others); they are compared
-            # as loaded, so 1 and 0x1 are the same key. A "<<" merge is YAML's own override.
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = loader.construct_object(key_node)
-            where = f"{path}.{key}" if path else str(key)
-            if key in seen:
-                raise ConfigError(f"{loader.name}, line {key_node.start_mark.line + 1}: duplicate key {shown(where)} "
-                                  f"(YAML would silently keep only the last one)")
-            seen.add(key)
-            _refuse_repeated_keys(loader, value, where)
-
-
-def yaml_problem(exc: yaml.YAMLError) -> str:
-    """What is wrong, in a message's words (a ReaderError, for one, has no ``problem``)."""
-    return clipped(str(getattr(exc, "problem", None) or exc))
-
-
 def _read_config(path) -> str:
     """A config file's text. The file is opened without blocking and must be a regular file:
     reading a FIFO would wait forever for a writer, a device may never end."""
@@ -300,27 +236,46 @@ def set_override(data: dict, dotted: str, raw: str, error=ConfigError) -> None:
         raise error(f"--set {clipped(dotted)}={clipped(raw)}: not a valid YAML value ({yaml_problem(exc)})") from None
 
 
-def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None) -> Config:
-    """A validated ``Config`` from a YAML file (or a dict), with ``key.path=value`` overrides.
-    A config to train with is then checked by ``training.preflight.check_config``."""
-    if data is None:
-        text = _read_config(path) if path is not None else "{}"
-        try:
-            data = parse_yaml(text, str(path))
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {clipped(str(exc), 3 * MAX_SHOWN)}") from None
-        data = {} if data is None else data
+S = TypeVar("S", bound=Section)  # the top section load_yaml builds
+
+
+def read_yaml(path, error=ConfigError):
+    """The data of the YAML file ``path``, read as a config is (a regular UTF-8 file, opened
+    without blocking) and parsed strictly (``parse_yaml``); invalid YAML raises ``error``."""
+    text = _read_config(path)
+    try:
+        return parse_yaml(text, str(path))
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {clipped(str(exc), 3 * MAX_SHOWN)}") from None
+
+
+def load_yaml(model: type[S], path=None, overrides: list[str] | None = None, data: dict | None = None, *,
+              error=ConfigError, where=None, what: str = "config",
+              shape: str = "a mapping of sections (env, algorithm, ...)") -> S:
+    """A validated ``model`` (a config's top section) from a YAML file (``read_yaml``; no file:
+    the defaults) or from ``data`` (left unchanged), with ``key.path=value`` overrides. Every
+    problem raises ``error``, the schema's one line each, naming its key path as ``where``
+    finds it (``schema_problems``); ``what`` names the kind of file, ``shape`` what it holds."""
+    if data is None and path is not None:
+        data = read_yaml(path, error)
+    data = {} if data is None else copy.deepcopy(data)  # overrides never change the caller's
     if not isinstance(data, dict):
-        raise ConfigError(f"{path or 'config'} must be a mapping of sections (env, algorithm, ...), got {shown(data)}")
+        raise error(f"{path or what} must be {shape}, got {shown(data)}")
     for item in overrides or []:
         key, sep, raw = item.partition("=")
         if not sep:
-            raise ConfigError(f"--set expects key.path=value, got {shown(item)}")
-        set_override(data, key.strip(), raw)
+            raise error(f"--set expects key.path=value, got {shown(item)}")
+        set_override(data, key.strip(), raw, error)
     try:
-        return Config.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError("\n".join(schema_problems(exc))) from None
+        raise error("\n".join(schema_problems(exc, where, what))) from None
+
+
+def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None) -> Config:
+    """A validated ``Config`` from a YAML file (or a dict), with ``key.path=value`` overrides.
+    A config to train with is then checked by ``training.preflight.check_config``."""
+    return load_yaml(Config, path, overrides, data)
 
 
 def check_resumable(saved: Config, wanted: Config) -> None:

@@ -27,15 +27,21 @@ is never counted twice.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import json
+import multiprocessing
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
+import envs
+import training
+
 from .checkpoint import MAX_META_BYTES, MAX_PARAMETERS, read_bytes
+from .export import is_exported
+from .files import write_atomically
 
 SCALE_EXTRA = 'pip install -e ".[scale]"'
 AGENT_COPIES = "DECKGYM_AGENT_COPIES"  # JSON {spec: folder}: an env variable, so env subprocesses see it too
@@ -45,7 +51,6 @@ AGENT_FILES = {  # the files an agent folder needs, by kind, with their size cap
     "checkpoint": {"meta.json": MAX_META_BYTES, "policy.npz": MAX_MODEL_BYTES},
     "exported": {"model.onnx": MAX_MODEL_BYTES, "bot.json": MAX_META_BYTES},
 }
-PACKAGES = ("envs", "training")  # the code the workers get
 EXCLUDES = ["__pycache__", "*.pyc"]
 
 
@@ -95,7 +100,6 @@ def pack_agents(specs) -> dict[str, dict[str, bytes]]:
     """``{spec: {file name: bytes}}`` for the specs that are local folders (checkpoints, exported
     bots): read here, so workers need no shared disk. Other specs (``random``, ``ismcts:...``)
     need no files."""
-    from .export import is_exported
     packed = {}
     for spec in dict.fromkeys(specs):
         folder = Path(spec.removeprefix("onnx:"))
@@ -147,7 +151,6 @@ class LocalExecutor:
     def imap(self, fn, tasks: list, init=None, chunksize: int = 1, agents=()):
         """``(index, fn(task))`` for every task, in order; ``init = (function, args)`` runs once
         per worker process first. ``agents`` (specs whose files a task needs) are on this disk."""
-        import multiprocessing
         if self.processes == 1 or len(tasks) <= 1:
             if init:
                 init[0](*init[1])
@@ -225,8 +228,6 @@ def _importable(fn):
 
 def runtime_env() -> dict:
     """What Ray ships to every worker: this code, from wherever it is (a checkout or installed)."""
-    import envs
-    import training
     return {"py_modules": [str(Path(next(iter(pkg.__path__))).resolve()) for pkg in (envs, training)],
             "excludes": EXCLUDES}
 
@@ -258,8 +259,8 @@ def read_folder(folder: Path, skip=(".lock",)) -> dict[str, bytes]:
 
 
 def write_folder(folder: Path, files: dict[str, bytes]) -> None:
-    """``files`` (``read_folder``'s) as ``folder``, which must not exist; a relative path that
-    would leave it is refused."""
+    """``files`` (``read_folder``'s) written into ``folder`` (a new or empty one); a relative path
+    that would leave it is refused."""
     root = folder.resolve()
     for name, data in files.items():
         path = (root / name).resolve()
@@ -270,25 +271,5 @@ def write_folder(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def replace_folder(folder: Path, files: dict[str, bytes]) -> None:
-    """``folder`` replaced by one holding ``files``: written beside it, then swapped in with two
-    renames; ``recover_folder`` undoes a kill between them."""
-    incoming, old = _beside(folder, "incoming"), _beside(folder, "replaced")
-    shutil.rmtree(incoming, ignore_errors=True)
-    write_folder(incoming, files)
-    shutil.rmtree(old, ignore_errors=True)
-    if folder.exists():
-        folder.rename(old)
-    incoming.rename(folder)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def recover_folder(folder: Path) -> None:
-    """Put back a folder that ``replace_folder`` had moved aside when it was killed."""
-    old = _beside(folder, "replaced")
-    if old.exists() and not folder.exists():
-        old.rename(folder)
-    shutil.rmtree(_beside(folder, "incoming"), ignore_errors=True)
-
-
-def _beside(folder: Path, what: str) -> Path:
-    return folder.parent / f".{folder.name}.{what}"
+    """``folder`` replaced by one holding ``files`` (``training.files.write_atomically``)."""
+    write_atomically(folder, functools.partial(write_folder, files=files))

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import functools
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -40,9 +41,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .checkpoint import (MAX_PARAMETERS, CheckpointError, check_compatible, fit_problems, load_policy, read_bytes,
-                         read_json, write_atomically)
-from .files import check_replaceable, file_stamp
+from .checkpoint import (MAX_PARAMETERS, CheckpointError, check_compatible, check_fields, field_error, fit_problems,
+                         is_count, is_env_id, is_object, load_policy, read_bytes, read_json)
+from .files import check_replaceable, file_stamp, write_atomically
 
 EXPORT_FORMAT_VERSION = 1
 MODEL_FILE, SIDECAR_FILE = "model.onnx", "bot.json"
@@ -63,7 +64,6 @@ TOLERANCE = 1e-5  # logits agree to this, relative to max(1, |logit|) (float32 s
 
 def _needs(module: str):
     """Import onnx / onnxruntime, or say how to install them."""
-    import importlib
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -135,8 +135,8 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
     """bot.json for checkpoint ``meta`` (checked, fitting ``env``) and the model's bytes."""
     selection = meta.get("action_selection", "masked_argmax")
     if selection not in ACTION_SELECTIONS:
-        raise CheckpointError(f"{source}/meta.json: field 'action_selection' must be one of "
-                              f"{', '.join(ACTION_SELECTIONS)}, got {repr(selection)[:100]}")
+        raise field_error(f"{source}/meta.json", "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}",
+                          selection)
     if env.id not in OBSERVATION_VERSION:
         raise CheckpointError(f"no observation layout version known for {env.id}: add it to "
                               f"training.export.OBSERVATION_VERSION")
@@ -161,7 +161,7 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
 
 def export(checkpoint, out) -> Path:
     """Write the exported bot of ``checkpoint`` to the folder ``out`` (atomically); return it."""
-    from .games import EnvHandle
+    from .games import EnvHandle  # here, not at the top: see ``parity``
     checkpoint, out = Path(checkpoint), Path(out)
     meta, hidden, head = load_policy(checkpoint)  # every check a checkpoint gets
     check_replaceable(out, {MODEL_FILE, SIDECAR_FILE}, "an exported bot", {checkpoint: "the checkpoint"})
@@ -183,52 +183,33 @@ def export(checkpoint, out) -> Path:
 
 
 # ---------------------------------------------------------------- loading an export
-def _fail(file: Path, field: str, wanted: str, value) -> CheckpointError:
-    return CheckpointError(f"{file}: field {field!r} must be {wanted}, got {repr(value)[:100]}")
-
-
-def _is_count(value) -> bool:
-    return type(value) is int and value > 0
-
-
 def check_sidecar(bot, file: Path) -> None:
     """Raise ``CheckpointError`` naming ``file`` and the field when ``bot`` is not a bot.json
     this deckgym can run."""
-    if not isinstance(bot, dict):
-        raise CheckpointError(f"{file} must hold a JSON object, not {type(bot).__name__}")
-    version = bot.get("format_version")
-    if type(version) is not int or version != EXPORT_FORMAT_VERSION:
-        raise CheckpointError(f"{file}: field 'format_version' is {repr(version)[:100]}: export format not "
-                              f"supported (this deckgym reads format {EXPORT_FORMAT_VERSION})")
     fields = ("env_id", "env_args", "rules", "observation_size", "action_size", "observation_version", "actions",
               "action_selection", "model")
-    missing = [key for key in fields if key not in bot]
-    if missing:
-        raise CheckpointError(f"{file} lacks {', '.join(missing)}")
-    if not isinstance(bot["env_id"], str) or not bot["env_id"]:
-        raise _fail(file, "env_id", "an env id", bot["env_id"])
-    for field in ("env_args", "rules", "model"):
-        if not isinstance(bot[field], dict):
-            raise _fail(file, field, "an object", bot[field])
-    for field in ("observation_size", "action_size", "observation_version"):
-        if not _is_count(bot[field]):
-            raise _fail(file, field, "an integer > 0", bot[field])
+    check_fields(bot, file, "export", EXPORT_FORMAT_VERSION, fields,
+                 [("env_id", is_env_id, "an env id"), ("env_args", is_object, "an object"),
+                  ("rules", is_object, "an object"), ("model", is_object, "an object"),
+                  ("observation_size", is_count, "an integer > 0"), ("action_size", is_count, "an integer > 0"),
+                  ("observation_version", is_count, "an integer > 0")])
     actions = bot["actions"]
     if not isinstance(actions, list) or len(actions) != bot["action_size"] or \
             not all(isinstance(a, str) for a in actions):
-        raise _fail(file, "actions", f"a list of {bot['action_size']} action texts", actions)
+        raise field_error(file, "actions", f"a list of {bot['action_size']} action texts", actions)
     if bot["action_selection"] not in ACTION_SELECTIONS:
-        raise _fail(file, "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}", bot["action_selection"])
+        raise field_error(file, "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}",
+                          bot["action_selection"])
     model = bot["model"]
     if model.get("file") != MODEL_FILE:
-        raise _fail(file, "model.file", repr(MODEL_FILE), model.get("file"))
+        raise field_error(file, "model.file", repr(MODEL_FILE), model.get("file"))
     digest = model.get("sha256")
     if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
-        raise _fail(file, "model.sha256", "a SHA-256 hex digest", digest)
+        raise field_error(file, "model.sha256", "a SHA-256 hex digest", digest)
     expected = interface(bot["observation_size"], bot["action_size"])
     for field in ("inputs", "outputs"):
         if model.get(field) != expected[field]:
-            raise _fail(file, f"model.{field}", json.dumps(expected[field]), model.get(field))
+            raise field_error(file, f"model.{field}", json.dumps(expected[field]), model.get(field))
 
 
 def check_exported_compatible(bot: dict, env, where: str) -> None:
@@ -434,6 +415,9 @@ def parity(checkpoint, exported, observations, masks) -> dict:
     about 2e-6 at a logit of 20), whether the illegal ones are exactly the -inf ones, and how
     many chosen actions agree (``near_ties``: observations whose two best legal logits are
     within ``TOLERANCE`` of each other, where rounding may pick either)."""
+    # Imported here: the agent factory (training.agents) and the executor import this module to
+    # run exported bots, and games imports the config and the algorithms, whose rllib_ppo
+    # imports the executor; at the top these imports would close a circle.
     from .agents import PolicyAgent
     policy = PolicyAgent(checkpoint)
     agent = OnnxAgent(exported)
@@ -476,7 +460,7 @@ def main(argv=None):
               f"{bot['source']['timesteps']} timesteps) to {out}: {MODEL_FILE} "
               f"({(out / MODEL_FILE).stat().st_size // 1024} kB), {SIDECAR_FILE}")
         if args.check:
-            from .games import EnvHandle
+            from .games import EnvHandle  # here, not at the top: see ``parity``
             env = EnvHandle(bot["env_id"], bot["env_args"])
             result = parity(args.checkpoint, out, *record_observations(env, args.check))
             print(f"checked against the numpy policy on {result['samples']} observations from real games: "

@@ -9,10 +9,10 @@ import os
 import stat
 from pathlib import Path
 
-from .agents import make_agent
-from .algorithms import algorithm
 from envs.engine import shown
 
+from .agents import make_agent
+from .algorithms import algorithm
 from .config import Config, ConfigError
 from .games import EnvHandle, game_spec
 

@@ -1,11 +1,20 @@
-"""The building blocks of config sections (``training.config``, and each algorithm's own
-section in ``training.algorithms``): strict sections and the numbers a float key takes."""
+"""The building blocks of configs (``training.config``, each algorithm's own section in
+``training.algorithms``, and the YAML values of the command lines): strict YAML, strict
+sections and the numbers a float key takes. Below the config and the games, so that both
+(and the algorithms the config lists) can use them."""
 from __future__ import annotations
 
 import math
 from typing import Annotated
 
+import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from envs.engine import clipped, shown
+
+
+class ConfigError(ValueError):
+    """A config that can't be used; the message names the key path."""
 
 
 def _number(value):
@@ -34,3 +43,61 @@ class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+# ---------------------------------------------------------------- strict YAML
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader without aliases (``*name``): a few lines of nested aliases expand to
+    gigabytes (the "billion laughs"), and a config is short enough to write every value out."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ConfigError(f"{self.name}, line {event.start_mark.line + 1}: YAML aliases "
+                              f"(*{clipped(event.anchor)}) are not allowed in configs: write the value out")
+        return super().compose_node(parent, index)
+
+
+def parse_yaml(text: str, source: str, at: str = ""):
+    """YAML ``text`` as data, refusing aliases and repeated keys (YAML would silently keep the
+    last one) with a ``ConfigError`` naming ``source`` (a file, ``--set key``) and the key
+    path (``at``: the path of the whole text). Invalid YAML raises ``yaml.YAMLError``."""
+    loader = _StrictLoader(text)
+    loader.name = source  # YAML's own messages name it too
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _refuse_repeated_keys(loader, node, at)
+        return loader.construct_document(node)
+    except RecursionError:  # PyYAML recurses once per level of nesting
+        raise ConfigError(f"{source}: nested too deeply") from None
+    except ValueError as exc:  # an integer of over 4300 digits, which Python refuses to read
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"{source}: {clipped(str(exc))}") from None
+    finally:
+        loader.dispose()
+
+
+def _refuse_repeated_keys(loader, node, path: str) -> None:
+    if isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _refuse_repeated_keys(loader, item, f"{path}[{i}]")
+    elif isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key_node, value in node.value:
+            # Only scalar keys are hashable (SafeLoader refuses the others); they are compared
+            # as loaded, so 1 and 0x1 are the same key. A "<<" merge is YAML's own override.
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = loader.construct_object(key_node)
+            where = f"{path}.{key}" if path else str(key)
+            if key in seen:
+                raise ConfigError(f"{loader.name}, line {key_node.start_mark.line + 1}: duplicate key {shown(where)} "
+                                  f"(YAML would silently keep only the last one)")
+            seen.add(key)
+            _refuse_repeated_keys(loader, value, where)
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """What is wrong, in a message's words (a ReaderError, for one, has no ``problem``)."""
+    return clipped(str(getattr(exc, "problem", None) or exc))

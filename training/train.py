@@ -29,11 +29,20 @@ import sys
 import time
 from pathlib import Path
 
+from .agents import make_agent
 from .algorithms import algorithm
 from .checkpoint import clean_leftovers, read_meta
-from .files import FolderInUse, hold_folder
 from .config import Config, ConfigError, check_resumable, dump_config, load_config
+from .evaluate import bot_layout
+from .executor import limit_threads
+from .files import FolderInUse, hold_folder
 from .games import EnvHandle
+from .play import play
+from .preflight import check_config
+
+# stable-baselines3 (and so torch), and the modules that import it at their top (learner_env,
+# callback), are imported in the functions that train: checking a config (--help, preflight,
+# the benchmark's planning) does not wait for torch.
 
 CONFIG_FILE = "config.yaml"
 
@@ -67,6 +76,8 @@ def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
 
 
 def new_model(config: Config, venv):
+    """A new model of the config's algorithm, for scripts that build one outside a run
+    (benchmarks/); a run resolves its algorithm once, in ``run_training``."""
     return algorithm(config.algorithm.name).new(config, venv)
 
 
@@ -131,18 +142,22 @@ def describe_plan(config: Config, env, run_dir: Path, start: int, then: str = ""
     return "\n".join(lines)
 
 
-def train(config: Config, run_dir: Path | None = None, resume: bool = False) -> Path:
+def train(config: Config, run_dir: Path | None = None, resume: bool = False, on_evaluation=None) -> Path:
     """Train a new run in ``run_dir`` (default ``config.run_dir``; ``-2``, ``-3`` … appended
-    when taken), or with ``resume`` continue the run in ``run_dir``; return its folder."""
+    when taken), or with ``resume`` continue the run in ``run_dir``; return its folder.
+    ``on_evaluation``: see ``run_training``."""
     with claim_run(run_dir or config.run_dir, fresh=not resume) as run_dir:
-        run_training(config, EnvHandle(config.env.id, config.env.args), run_dir, resume)
+        run_training(config, EnvHandle(config.env.id, config.env.args), run_dir, resume,
+                     on_evaluation=on_evaluation)
     return run_dir
 
 
-def run_training(config: Config, env, run_dir: Path, resume: bool = False, then: str = "") -> None:
+def run_training(config: Config, env, run_dir: Path, resume: bool = False, then: str = "",
+                 on_evaluation=None) -> None:
     """Train in ``env`` (an ``EnvHandle``) and ``run_dir``, which this process holds
     (``claim_run``); with ``resume``, continue from its checkpoint. ``then``: what follows,
-    for the plan printed first.
+    for the plan printed first; ``on_evaluation``: called after each periodic evaluation
+    (``RunCallback``).
 
     Interrupted, it checkpoints and exits with status 130. The checkpoint holds everything
     trained on; the rollout under way (at most ``n_steps x n_envs`` steps) is not trained on
@@ -152,7 +167,6 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     import torch
 
     from .callback import RunCallback, save_snapshot, uses_self_play
-    from .executor import limit_threads
     torch.set_num_threads(config.algorithm.torch_threads)
     limit_threads(config.algorithm.torch_threads)  # numpy's too: policy opponents
     previous = read_meta(run_dir / "checkpoint") if resume else {}
@@ -166,11 +180,12 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
         return
     print(describe_plan(config, env, run_dir, start, then), flush=True)
     venv = make_vec_env(config, env, run_dir, first_timestep=start)
+    learner = algorithm(config.algorithm.name)  # once: the checkpoints' networks are its to write
     if resume:
-        model = algorithm(config.algorithm.name).load(run_dir / "checkpoint" / "model.zip", venv, config)
+        model = learner.load(run_dir / "checkpoint" / "model.zip", venv, config)
         model.num_timesteps = start  # the steps trained on (meta.json), not all those the archive counted
     else:
-        model = new_model(config, venv)
+        model = learner.new(config, venv)
     # Written once all is built, so a resume that fails to start leaves the run as it was;
     # through a temporary file, so a kill mid-write never costs the run its config.
     tmp = run_dir / f".{CONFIG_FILE}.tmp"
@@ -178,10 +193,10 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     os.replace(tmp, run_dir / CONFIG_FILE)
     snapshots = run_dir / "snapshots"
     if uses_self_play(config) and not (snapshots.is_dir() and any(snapshots.iterdir())):
-        save_snapshot(config, env, model, run_dir, 0.0)  # the pool needs one before the first reset
+        save_snapshot(config, env, model, run_dir, 0.0, learner)  # the pool needs one before the first reset
     model.set_logger(configure(str(run_dir / "logs" / f"from_{start:09d}"), ["csv", "tensorboard"]))
     started = time.time() - previous.get("training_seconds", 0.0)  # training time adds up across interruptions
-    callback = RunCallback(config, env, run_dir, started, previous.get("evaluation"))
+    callback = RunCallback(config, env, learner, run_dir, started, previous.get("evaluation"), on_evaluation)
     previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         model.learn(remaining, callback=callback, reset_num_timesteps=False)
@@ -216,7 +231,6 @@ def resume_config(run_dir: Path, overrides: list[str]) -> Config:
 
 def check_comparisons(env, paths: list[str], games: int) -> None:
     """Fail before training, not after it, on a checkpoint that can't be compared here."""
-    from .agents import make_agent
     if games < 1:
         raise ConfigError(f"--compare-games must be >= 1, got {games}")
     for path in paths:
@@ -245,7 +259,6 @@ def compare(config: Config, env, new: Path, others: list[str], games: int) -> No
     """The new bot beside other checkpoints, each in one seat against the heuristic, then
     random, in every other seat (duplicate format, ``games`` sets, the same deals for all)."""
     from .callback import evaluate_run_bot
-    from .evaluate import bot_layout
     better = "lower" if env.spec.lower_score_wins else "higher"
     own_partner = config.opponents.partner == "learner"
     seats = [str(s) for s, spec in enumerate(bot_layout(env, "bot", "opponent", own_partner)) if spec == "bot"]
@@ -263,8 +276,6 @@ def compare(config: Config, env, new: Path, others: list[str], games: int) -> No
 def show(config: Config, env, new: Path) -> None:
     """One short game (the game's ``short_game``: Craits, one deal) of the new bot against
     the heuristic, move by move."""
-    from .evaluate import bot_layout
-    from .play import play
     short = EnvHandle(env.id, {**env.args, **env.spec.short_game})
     layout = bot_layout(short, new, "heuristic", own_partner=config.opponents.partner == "learner")
     mine = [str(seat) for seat, spec in enumerate(layout) if spec == str(new)]
@@ -304,7 +315,6 @@ def main(argv=None):
         except ValueError as exc:  # a bot's illegal move, a checkpoint damaged meanwhile: the run itself is kept
             raise SystemExit(f"error: {exc}")
 
-    from .preflight import check_config
     # The run folder stays held through --show and --compare: they read its checkpoint.
     try:
         if args.resume:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field
 
 from ..schema import Number, Section
@@ -73,7 +74,6 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
 
 def returns_to_go(rewards, gamma: float):
     """G_t = r_t + gamma G_{t+1} for every step of one episode (float32)."""
-    import numpy as np
     out, g = np.zeros(len(rewards), np.float32), 0.0
     for t in range(len(rewards) - 1, -1, -1):
         g = float(rewards[t]) + gamma * g
@@ -85,7 +85,6 @@ class DMC:
     """The learner: an SB3-like model (``learn``, ``save``, ``num_timesteps``, ``logger``)."""
 
     def __init__(self, config, venv):
-        import numpy as np
         import torch
         from stable_baselines3.common.logger import Logger
         self.a, self.seed = config.algorithm, config.training.seed
@@ -127,7 +126,6 @@ class DMC:
         return epsilon_greedy(q, masks, epsilon, self.rng)
 
     def learn(self, total_timesteps: int, callback=None, reset_num_timesteps: bool = False):
-        import numpy as np
         from stable_baselines3.common.callbacks import CallbackList
         callback = callback or CallbackList([])
         if reset_num_timesteps:
@@ -157,7 +155,6 @@ class DMC:
 
     def collect_step(self) -> None:
         """One vectorised step of the N games; finished episodes go into the buffer."""
-        import numpy as np
         masks = np.stack(self.env.env_method("action_masks")).astype(bool)
         actions = self.act(self._obs, masks, self.epsilon_now())
         obs, rewards, dones, infos = self.env.step(actions)
@@ -173,7 +170,6 @@ class DMC:
 
     def train(self) -> None:
         """One pass (``n_epochs``) over the finished episodes' transitions, then forget them."""
-        import numpy as np
         import torch
         if not self.buffer:
             return

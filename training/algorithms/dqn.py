@@ -25,6 +25,8 @@ OpenSpiel. A Q-network gives one value per action; the move is the masked argmax
 """
 from __future__ import annotations
 
+import copy
+import time
 from typing import Annotated, Literal
 
 import numpy as np
@@ -108,8 +110,6 @@ class DoubleDQN:
     """The learner: SB3-like (``learn``, ``save``, ``num_timesteps``, ``logger`` ...)."""
 
     def __init__(self, config, venv):
-        import copy
-
         import torch
         a = self.config = config.algorithm
         self.env, self.seed = venv, config.training.seed
@@ -216,8 +216,6 @@ class DoubleDQN:
     def learn(self, total_timesteps: int, callback=None, reset_num_timesteps: bool = True, **_):
         """Collect ``train_freq`` vectorised steps, train, repeat, until ``total_timesteps``
         more timesteps (counted in whole rounds, as SB3 counts whole rollouts)."""
-        import time
-
         from stable_baselines3.common.callbacks import CallbackList
         callback = callback or CallbackList([])
         if reset_num_timesteps or self._last_obs is None:  # like SB3: the envs' seeds are used once

@@ -28,11 +28,18 @@ import contextlib
 import importlib
 import signal
 import threading
+import weakref
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field, model_validator
 
+from ..executor import SCALE_EXTRA, import_ray, pack_agents, runtime_env
 from ..schema import COEF_MAX, Number, Section
+
+# Imported where they are used: Ray (rllib_env and ray.rllib import it), torch and
+# stable-baselines3, which config validation must not wait for; the callback (stable-baselines3)
+# and games, which import the config, which imports this module.
 
 ACTION_SELECTION = "masked_sampling"
 
@@ -86,12 +93,10 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
 
 def check_installed() -> None:
     """Ray with RLlib, or a ``ValueError`` naming the extra (run before training starts)."""
-    from ..executor import import_ray
     import_ray("algorithm rllib_ppo")
     try:
         importlib.import_module("ray.rllib")  # plain "ray" (no [rllib] extra) lacks its dependencies
     except ImportError:
-        from ..executor import SCALE_EXTRA
         raise ValueError(f"algorithm rllib_ppo needs RLlib (ray[rllib]), which is not installed: {SCALE_EXTRA}") from None
 
 
@@ -114,12 +119,9 @@ class RLlibPPO:
     ``Algorithm``."""
 
     def __init__(self, config, venv, snapshot_now: bool = True):
-        import weakref
-
         from stable_baselines3.common.logger import Logger
 
         from ..callback import next_multiple
-        from ..executor import import_ray
         ray = import_ray("algorithm rllib_ppo")
         from ..rllib_env import LEARNER
         self.config, self.a = config, config.algorithm
@@ -130,7 +132,6 @@ class RLlibPPO:
         if not ray.is_initialized():
             # RAY_ADDRESS (a cluster) is honoured by ray.init; otherwise a local Ray starts.
             # The code reaches env runners on other machines as the executor ships it (py_modules).
-            from ..executor import runtime_env
             ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False, runtime_env=runtime_env())
         self.algo = build_config(config).build_algo()
         # Frees the env runner actors (and their CPUs) when the model goes; not at exit, where
@@ -223,7 +224,6 @@ class RLlibPPO:
     def push_snapshots(self, slots: dict) -> None:
         """Set snapshot slots' weights and the snapshot count on every env runner (the local
         one too: it samples when there are no remote ones)."""
-        import numpy as np
         slots = {slot: {k: np.asarray(v) for k, v in weights.items()} for slot, weights in slots.items()}
         taken = self.snapshots_taken
 
@@ -265,7 +265,6 @@ def stop_between_iterations():
 def to_torch(tree):
     """numpy arrays (and numpy scalars) as tensors (and Python numbers): what
     ``torch.load(weights_only=True)`` reads back."""
-    import numpy as np
     import torch
     if isinstance(tree, dict):
         return {k: to_torch(v) for k, v in tree.items()}
@@ -295,7 +294,6 @@ def build_config(config):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from ..executor import pack_agents
     from ..games import EnvHandle
     from ..rllib_env import LEARNER, AECMultiAgentEnv, AgentModule, MaskedPolicyModule, MaskedPPOModule, \
         SeatMapping, learner_class, snapshot_id
