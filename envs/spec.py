@@ -44,6 +44,9 @@ class GameSpec:
     deals: Callable[[Any], int | None] = lambda raw: None  # raw env -> deals in a game (None: no deals)
     deal_over: Callable[[Any], bool] = lambda game: False  # engine -> whether its last action ended a deal
     short_game: dict = field(default_factory=dict)  # env args for one short game, to watch a bot play
+    # Every action's meaning, when the engine's text for an action depends on the phase (an
+    # exported bot's sidecar lists them); None: the engine's action_to_text at the start.
+    action_names: tuple[str, ...] | None = None
 
     def module(self, part: str) -> ModuleType:
         """The game's module ``part`` (``env``, ``view``, ``protocol``, ``present``)."""

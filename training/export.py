@@ -51,7 +51,6 @@ OPSET = 17  # onnxruntime >= 1.13 and every current ONNX runtime run it
 IR_VERSION = 8  # the IR version of opset 17: readable by older runtimes than onnx's default
 # The observation layout of each env, as exported bots were built against it. Bump an entry
 # when an env's observation encoding changes (its docstring table), so old exports are refused.
-OBSERVATION_VERSION = {"craits_v0": 1, "pairs_draft_v0": 1}
 ACTION_SELECTIONS = ("masked_argmax", "masked_sampling")
 ILLEGAL_LOGIT = -np.inf  # see docs/export.md: no finite logit can lose to an illegal move
 # Graph names: the interface other runtimes rely on.
@@ -83,8 +82,8 @@ def interface(observation_size: int, action_size: int) -> dict:
 
 def action_table(env) -> list[str]:
     """Every action's meaning as text, index by index (``env``: an ``EnvHandle``)."""
-    if env.id == "pairs_draft_v0":  # the verb depends on the phase; the number does not
-        return [f"number {a + 1} (pick, discard or play)" for a in range(env.num_actions)]
+    if env.spec.action_names is not None:  # a game whose verbs depend on the phase names them itself
+        return list(env.spec.action_names)
     raw = env.new_raw()
     raw.reset(seed=0)
     return [raw.game.action_to_text(a) for a in range(env.num_actions)]
@@ -137,9 +136,6 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
     if selection not in ACTION_SELECTIONS:
         raise field_error(f"{source}/meta.json", "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}",
                           selection)
-    if env.id not in OBSERVATION_VERSION:
-        raise CheckpointError(f"no observation layout version known for {env.id}: add it to "
-                              f"training.export.OBSERVATION_VERSION")
     algorithm = meta.get("algorithm", {})
     return {
         "format_version": EXPORT_FORMAT_VERSION,
@@ -148,7 +144,7 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
         "rules": env.rule_args,
         "observation_size": env.obs_size,
         "action_size": env.num_actions,
-        "observation_version": OBSERVATION_VERSION[env.id],
+        "observation_version": env.spec.observation_version,
         "actions": action_table(env),
         "action_selection": selection,
         "model": {"file": MODEL_FILE, "sha256": hashlib.sha256(model_bytes).hexdigest(), "opset": OPSET,
@@ -216,9 +212,9 @@ def check_exported_compatible(bot: dict, env, where: str) -> None:
     """Raise ``CheckpointError`` saying what differs when an exported bot can't sit in ``env``
     (another game, other rules, other sizes, another observation layout)."""
     problems = fit_problems(bot, env)
-    if bot["env_id"] == env.id and bot["observation_version"] != OBSERVATION_VERSION.get(env.id):
+    if bot["env_id"] == env.id and bot["observation_version"] != env.spec.observation_version:
         problems.append(f"observation layout version {bot['observation_version']} vs "
-                        f"{OBSERVATION_VERSION.get(env.id)} here")
+                        f"{env.spec.observation_version} here")
     if problems:
         raise CheckpointError(f"exported bot {where} does not fit this game: " + "; ".join(problems))
 

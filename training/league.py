@@ -97,11 +97,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from .agents import make_agent, split_agents
 from .executor import LocalExecutor, add_executor_arguments, executor_from_args
-from .config import clipped, parse_yaml, shown, yaml_problem
+from .config import clipped, read_yaml, shown
 from .evaluate import play_game, rotated
 from . import files
 from .files import hold_folder, write_file
@@ -725,12 +724,7 @@ def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=No
 
 
 def read_config(path) -> dict:
-    from .config import ConfigError, _read_config
-    text = _read_config(path)
-    try:
-        data = parse_yaml(text, str(path))
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML/JSON ({yaml_problem(exc)})") from None
+    data = read_yaml(path)
     if data is None:
         return {}
     if not isinstance(data, dict):
