@@ -117,6 +117,7 @@ def profile(config, env, steps: int) -> tuple[Timers, float, int]:
     from sb3_contrib import MaskablePPO
 
     from training.agents import PolicyAgent, RandomAgent
+    from training.algorithms import algorithm
     from training.callback import save_snapshot, uses_self_play
     from training.executor import limit_threads
     from training.learner_env import OpponentPool
@@ -139,7 +140,8 @@ def profile(config, env, steps: int) -> tuple[Timers, float, int]:
             raise SystemExit(f"error: {exc}")
         model = new_model(config, venv)
         if uses_self_play(config):
-            save_snapshot(config, env, model, run_dir, 0.0)  # as train(): the pool needs one before the first reset
+            # as train(): the pool needs one before the first reset
+            save_snapshot(config, env, model, run_dir, 0.0, algorithm(config.algorithm.name))
         targets += [(type(model.policy), "forward", PPO_ROWS[0]), (MaskablePPO, "train", PPO_ROWS[1])]
         with patched(timers, targets):
             started = time.perf_counter()

@@ -12,7 +12,6 @@ from pathlib import Path
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
-from .algorithms import algorithm
 from .checkpoint import save_checkpoint, update_meta
 from .config import Config
 from .evaluate import evaluate_bot
@@ -45,15 +44,12 @@ def checkpoint_meta(config: Config, env, model, evaluation, seconds: float, trai
             "algorithm": dict(vars(config.algorithm)),
             "timesteps": int(model.num_timesteps if trained is None else trained),
             "seed": config.training.seed, "evaluation": evaluation,
-            "run": config.output.name, "training_seconds": round(seconds, 1)}
+            "run": config.output.name, "training_seconds": round(seconds, 3)}  # ms: a tiny run still shows its speed
 
 
-def save_snapshot(config: Config, env, model, run_dir: Path, seconds: float, learner=None) -> None:
+def save_snapshot(config: Config, env, model, run_dir: Path, seconds: float, learner) -> None:
     """A policy-only checkpoint under ``snapshots/`` for the self-play pool. ``learner``: the
-    algorithm's module, which a run resolves once (``training.train.run_training``); a script
-    that snapshots a model outside a run (benchmarks/training_profile.py) leaves it to the
-    config's algorithm."""
-    learner = learner or algorithm(config.algorithm.name)
+    algorithm's module, which a run resolves once (``training.train.run_training``)."""
     save_checkpoint(run_dir / "snapshots" / f"step_{model.num_timesteps:09d}", model,
                     checkpoint_meta(config, env, model, None, seconds), learner, with_model=False)
 
