@@ -125,7 +125,7 @@ def _mapping_or_empty(value):
 
 
 class SettingConfig(Section):
-    env: str  # env id: craits_v0 | pairs_draft_v0
+    env: str  # a registered env id (envs.spec)
     args: dict[str, Any] = {}  # env constructor arguments
 
 

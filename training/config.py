@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union
 import yaml
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
+from envs import default_game
 from envs.engine import MAX_SHOWN, clipped, shown
 
 from .algorithms import config_classes
@@ -32,7 +33,7 @@ MAX_PROBLEMS = 10  # problems one message lists
 
 # ---------------------------------------------------------------- the schema
 class EnvConfig(Section):
-    id: str = "craits_v0"
+    id: str = Field(default_factory=lambda: default_game().id)  # the first registered game
     args: dict[str, Any] = {}  # every constructor argument of the env
 
 
