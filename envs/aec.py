@@ -10,11 +10,12 @@ from __future__ import annotations
 import random
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .engine import IllegalActionError, check_choice, shown
+from .present import presentation
 
 ILLEGAL_ACTION_MODES = ("penalty", "raise")
 
@@ -50,6 +51,8 @@ class CardGameEnv(AECEnv):
     - ``_rewards() -> list[float] | None`` rewards earned by the action just applied
     - ``_episode_over() -> bool``
     - optionally ``_truncated() -> bool`` and ``rule_args() -> dict``
+
+    ``render()`` writes the table with the game's ``present`` module (``envs/present.py``).
     """
 
     metadata = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
@@ -176,10 +179,9 @@ class CardGameEnv(AECEnv):
 
     def render(self):
         if self.render_mode is None:
-            import gymnasium
-            gymnasium.logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
+            logger.warn("render() called without render_mode; pass render_mode='ansi' or 'human'")
             return None
-        text = self.game.render()
+        text = presentation(self.game).render(self.game)
         if self.render_mode == "human":
             print(text + "\n")
             return None

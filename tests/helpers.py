@@ -11,22 +11,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from envs.present import presentation
+
 GOLDEN_DIR = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("DECKGYM_UPDATE_GOLDEN") == "1"
 
 
 def playthrough(game, seed: int, deal_over=lambda game: False) -> str:
     """Play ``game`` to its end with seeded uniform-random legal actions, as text: every
-    action with its seat, and the table whenever a deal (``deal_over(game)``) or the game ends."""
+    action with its seat, and the table (the game's ``present.render``) whenever a deal
+    (``deal_over(game)``) or the game ends."""
+    render = presentation(game).render
     rng = random.Random(seed)
-    lines = [game.render(), ""]
+    lines = [render(game), ""]
     while game.legal_actions():
         seat = game.current_player
         action = rng.choice(game.legal_actions())
         lines.append(f"seat {seat}: {game.action_to_text(action)}")
         game.apply(action)
         if deal_over(game) or game.is_over:
-            lines += ["", game.render(), ""]
+            lines += ["", render(game), ""]
     return "\n".join(lines) + "\n"
 
 

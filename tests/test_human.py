@@ -1,5 +1,6 @@
-"""The terminal agent (training/human.py): prompts from the seat's own view, moves read as
-text, bad input re-prompts, the end of input ends the game cleanly."""
+"""The terminal agent (training/human.py): prompts from the seat's own view (the game's
+``present`` module), moves read as text, bad input re-prompts, the end of input ends the
+game cleanly."""
 from __future__ import annotations
 
 import io
@@ -9,10 +10,11 @@ import re
 import pytest
 
 from envs.craits import CraitsGame, Rules
+from envs.present import presentation
 from training.agents import make_agent
 from training.evaluate import play_game
 from training.games import EnvHandle
-from training.human import HumanAgent, HumanQuit, Narrator, legal_moves, prompt, seat_view, view_text
+from training.human import HumanAgent, HumanQuit, view_text
 
 CARD = re.compile(r"\b[A2-9TJQK][CDHS]\b")
 
@@ -114,7 +116,7 @@ def test_blind_dealer_sees_no_hand():
     seed = next(s for s in range(500) if _blind(s))
     env = EnvHandle("craits_v0", {"deals": [3]})
     env.raw.reset(seed=seed)
-    view = seat_view(env.raw.game, 0)
+    view = presentation(env.raw.game).seat_view(env.raw.game, 0)
     assert view["hand"] is None and "hidden" in view_text(view)
     assert not set(CARD.findall(view_text(view).split("your hand")[1])) & set(env.raw.game.hand(0))
 
@@ -128,7 +130,7 @@ def _blind(seed):
 def test_narrator_tells_a_round_and_a_deal():
     rules = Rules.preset("craits", deals=(2,))
     game = CraitsGame.from_position(rules, hands=[["5H"], ["9S", "KS"]], top="7H", stock=["AS", "4D", "QC"])
-    narrator = Narrator(1)
+    narrator = presentation(game).Narrator(1)
     token = narrator.before(game, 0, game.text_to_action("play 5H"))
     game.apply(game.text_to_action("play 5H"))
     entries = narrator.after(game, token)
@@ -139,7 +141,21 @@ def test_narrator_tells_a_round_and_a_deal():
 def test_legal_moves_name_their_cards():
     rules = Rules.preset("craits", announce="action")
     game = CraitsGame.from_position(rules, hands=[["7H", "2C"], ["9S", "KS"]], top="7C", stock=["AS", "4D"])
-    moves = legal_moves(game, 0)
+    present = presentation(game)
+    moves = present.legal_moves(game, 0)
     assert {"text": "play 7H unannounced", "card": "7H", "unannounced": True} in moves
     assert {"text": "play 2C", "card": "2C", "unannounced": False} in moves
-    assert legal_moves(game, 1) == [] and prompt(game, 1) == ""
+    assert present.legal_moves(game, 1) == [] and present.prompt(game, 1) == ""
+
+
+def test_help_names_this_turns_moves():
+    rules = Rules.preset("craits")
+    game = CraitsGame.from_position(rules, hands=[["7H", "2C", "KD"], ["9S", "KS"]], top="7C", stock=["AS", "4D"])
+    raw = type("Raw", (), {"game": game, "agent_name_mapping": {"player_0": 0}, "agent_selection": "player_0"})()
+    answers = iter(["?", "quit"])
+    output = io.StringIO()
+    human = HumanAgent(raw, 0, input=lambda prompt: next(answers), output=output)
+    with pytest.raises(HumanQuit):
+        human.act(None, [int(a in game.legal_actions()) for a in range(109)])
+    assert "Type a move as listed (e.g. 'play 2C', 'play 7H') or just the part after its verb ('2C', '7H')" \
+        in output.getvalue()

@@ -171,3 +171,77 @@ def test_a_league(tmp_path, checkpoint):
     ratings = (tmp_path / "league" / "ratings.csv").read_text().splitlines()
     assert len(ratings) == 4 and all(any(line.split(",")[1] == spec for line in ratings[1:])
                                      for spec in ("heuristic", "random"))
+
+
+# ------------------------------------------------------------- people at the table
+HAND_LINE = "your hand: "
+
+
+def test_a_web_app_game_over_http(tmp_path, capsys):
+    from starlette.testclient import TestClient
+
+    from training.records import parse_record, replay
+    from training.replay import main as replay_main
+    from training.web import create_app
+    app = create_app(bot_roots=())
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:  # a Host the app serves
+        games = {g["id"]: g for g in client.get("/api/options").json()["games"]}
+        assert games[GAME] == {"id": GAME, "name": "Little Tricks", "players": {"min": 2, "max": 3, "default": 2},
+                               "lower_wins": False, "rules": [], "presets": {}, "deals": None}
+        assert GAME not in client.get("/games.js").text  # no web.js: the page shows the text
+        response = client.post("/api/games", json={"env": GAME, "args": {"num_players": 3}, "seed": 5,
+                                                   "agents": ["heuristic", "human", "random"]})
+        assert response.status_code == 201, response.text
+        state = response.json()
+        assert state["name"] == "Little Tricks" and state["seat"] == 1
+        moves = 0
+        while not state["over"]:
+            game = app.state.sessions.get(state["id"]).game
+            view = state["view"]
+            assert view["hand"] == game.hand(1) and all("hand" not in info for info in view["seats"])
+            assert HAND_LINE + " ".join(map(str, game.hand(1))) in state["text"]
+            assert state["your_turn"] and state["prompt"]
+            assert [m["text"] for m in state["legal"]] == [game.action_to_text(a) for a in game.legal_actions()]
+            response = client.post(f"/api/games/{state['id']}/move",
+                                   json={"action": state["legal"][0]["text"], "since": state["log_size"]})
+            assert response.status_code == 200, response.text
+            state = response.json()
+            moves += 1
+        assert moves == 3 and state["text"][-1] == HAND_LINE + "(empty)"
+        log = client.get(f"/api/games/{state['id']}").json()["log"]
+        assert sum(e["kind"] == "move" for e in log) == 9 and sum(e["kind"] == "round" for e in log) == 3
+        record = client.get(state["record"]).text
+    assert replay(*parse_record(record)) == state["result"]
+    (tmp_path / "web.jsonl").write_text(record)
+    replay_main([str(tmp_path / "web.jsonl")])
+    assert "9 moves replayed, every one legal" in capsys.readouterr().out
+
+
+def test_terminal_play_and_its_record_replayed(tmp_path, monkeypatch, capsys):
+    import io
+
+    from training.play import play
+    from training.replay import main as replay_main
+    # A person's answers: a wrong word, help, then every card in turn (the illegal ones are refused).
+    numbers = "\n".join(str(n) for n in range(1, 13))
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(["bogus", "?", numbers, numbers, numbers]) + "\n"))
+    scores = play(EnvHandle(GAME, {}), ["human", "heuristic"], seed=3, record_dir=tmp_path)
+    out = capsys.readouterr().out
+    assert "'bogus' is not a legal move here" in out and "Type a move as listed" in out
+    assert out.count(HAND_LINE) == 3 and "final scores (higher is better)" in out
+    assert "seat 1: hand" not in out  # the table with every hand is never shown to the person
+    assert out.count("seat 0 (you) plays") == 3 and out.count("wins it with") == 3
+    path = tmp_path / f"{GAME}-seed3.jsonl"
+    replay_main([str(path)])
+    shown = capsys.readouterr().out
+    assert "Little Tricks: trick 1/3, seat 0 leads" in shown and "seat 1: hand" in shown  # the replay shows all
+    assert f"6 moves replayed, every one legal; scores {scores}" in shown
+
+
+def test_the_env_renders_through_its_presentation():
+    env = plugin_game.env(render_mode="ansi")
+    env.reset(seed=2)
+    text = env.render()
+    game = env.unwrapped.game
+    assert text.splitlines()[0] == "Little Tricks: trick 1/3, seat 0 leads"
+    assert all(f"seat {s}: hand {' '.join(map(str, game.hand(s)))}" in text for s in range(2))

@@ -88,7 +88,11 @@ def error_of(response, status):
 def test_options_list_games_rules_and_bots(client):
     options = client.get("/api/options").json()
     games = {g["id"]: g for g in options["games"]}
-    assert set(games) == {"craits_v0", "pairs_draft_v0"}
+    assert set(games) >= {"craits_v0", "pairs_draft_v0"}  # every registered game (a plugin's too)
+    assert [games[g]["name"] for g in ("craits_v0", "pairs_draft_v0")] == ["Craits", "Pairs Draft"]
+    assert games["craits_v0"]["players"] == {"min": 2, "max": 5, "default": 4} and games["craits_v0"]["lower_wins"]
+    assert games["craits_v0"]["deals"] == {"presets": {"full": [8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8],
+                                                       "short": [8, 7, 6, 5, 4, 3, 2, 1]}, "default": "full"}
     assert {r["name"] for r in games["craits_v0"]["rules"]} >= {"preset", "crank_count", "announce", "partnership"}
     assert games["pairs_draft_v0"]["players"] == {"min": 4, "max": 4, "default": 4}
     bots = {b["spec"]: b for b in options["bots"]}
@@ -102,6 +106,17 @@ def test_index_and_static_files(client):
     assert page.status_code == 200 and "/static/app.js" in page.text
     for name in ("app.js", "style.css"):
         assert client.get(f"/static/{name}").status_code == 200
+    assert page.text.index("/games.js") < page.text.index("/static/app.js")  # the games register first
+
+
+def test_each_game_s_web_page_comes_from_its_folder(client):
+    scripts = client.get("/games.js")
+    assert scripts.status_code == 200 and scripts.headers["content-type"].startswith("text/javascript")
+    for game in ("craits", "pairs_draft"):
+        assert (ROOT / "envs" / game / "web.js").read_text() in scripts.text
+        assert f"deckgymGames = window.deckgymGames || {{}}).{game}_v0 = " in scripts.text
+    for spec in (CRAITS, PAIRS):  # a game drawn by its web.js gets no text lines
+        assert "text" not in new_game(client, spec, seed=1)
 
 
 def test_craits_game_to_the_end_matches_its_record(client, app):

@@ -189,3 +189,22 @@ def test_pairs_draft_game_by_clicking_beside_another_tab(page, server, browser):
     assert other.get_attribute("#table", "data-game") == "craits"
     other.close()
     assert time.monotonic() - began < 60
+
+
+def test_a_game_without_a_web_page_of_its_own_is_shown_as_text(page, server):
+    import plugin_game  # a third game (tests/plugin_game) whose folder has no web.js
+    url, app = server
+    game_id = start_game(page, url, plugin_game.SPEC.id, 1, {0: "heuristic"}, seed=4)
+    session = app.state.sessions.get(game_id)
+
+    def check():  # the seat's view as the terminal writes it, the legal moves as buttons
+        text = page.inner_text("#table-text")
+        assert f"your hand: {' '.join(map(str, session.game.hand(1)))}" in text
+        assert page.locator("#hand .card").count() == 0 and page.locator("#hand-title").is_hidden()
+        buttons = [page.locator("#moves button").nth(i).get_attribute("data-action")
+                   for i in range(page.locator("#moves button").count())]
+        assert buttons == [session.game.action_to_text(a) for a in session.game.legal_actions()]
+
+    assert play_by_clicking(page, check) == 3
+    check_against_engine(page, app, game_id)
+    assert page.locator("#log .kind-round").count() == 3

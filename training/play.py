@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from envs.present import presentation
+
 from .agents import make_agent, seat_layout, split_agents
 from .evaluate import play_game
 from .games import EnvHandle, add_table_arguments, parse_env_args
@@ -55,7 +57,7 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_di
         nonlocal moves
         game = raw.game
         if moves == 0 or env.spec.deal_over(game):  # the table as the next deal starts
-            print("\n" + game.render() + "\n")
+            print("\n" + presentation(game).render(game) + "\n")
         moves += 1
         print(f"seat {seat} ({specs[seat]}): {game.action_to_text(action)}")
 
@@ -66,7 +68,7 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_di
 
     scores, winners = play_game(env.raw, agents, seed, on_move=on_move)
     if verbose:
-        print("\n" + env.raw.game.render() + "\n")
+        print("\n" + presentation(env.raw.game).render(env.raw.game) + "\n")
         better = "lower" if env.spec.lower_score_wins else "higher"
         print(f"final scores ({better} is better):")
         print("\n".join(f"  seat {seat} ({spec}): {score}{'  wins' if winners and seat in winners else ''}"
@@ -82,7 +84,8 @@ def main(argv=None):
                                                          "(python -m training.replay shows it)")
     args = parser.parse_args(argv)
     try:
-        play(EnvHandle(args.env, parse_env_args(args.arg)), split_agents(args.agents), args.seed, record_dir=args.record)
+        play(EnvHandle(args.env, parse_env_args(args.arg)), split_agents(args.agents), args.seed,
+             record_dir=args.record)
     except ValueError as error:  # a bad agent, checkpoint, env argument or value, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
 

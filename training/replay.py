@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from envs.present import presentation
+
 from .records import RecordError, read_record, replay
 
 
@@ -21,16 +23,16 @@ def show_replay(path, verbose: bool = True) -> dict:
         args = ", ".join(f"{k}={v}" for k, v in header["env_args"].items()) or "default arguments"
         print(f"{header['env']} ({args}), seed {header['seed']}")
         print("\n".join(f"seat {seat}: {agent}" for seat, agent in enumerate(agents)))
-    shown_table = []
+    shown_table: list[bool] = []
 
     def on_move(game, seat, text):
         if not shown_table:
-            print("\n" + game.render() + "\n")
+            print("\n" + presentation(game).render(game) + "\n")
             shown_table.append(True)
         print(f"seat {seat} ({agents[seat]}): {text}")
 
     def on_deal_end(game):
-        print("\n" + game.render() + "\n")
+        print("\n" + presentation(game).render(game) + "\n")
         shown_table.clear()
 
     replayed = replay(header, moves, result, str(path), on_move if verbose else None,

@@ -7,15 +7,18 @@ A person picks a game, its rules, their seat and a bot for each other seat (``ra
 ``heuristic``, a checkpoint or exported bot found under ``--bots`` folders, or any agent
 spec ``make_agent`` takes), then plays by clicking cards. The bots move on the server until
 it is the person's turn. The page is plain HTML, JS and CSS in ``training/web_static``
-(no build step).
+(no build step); each game's folder may add a ``web.js`` that draws its table (``GET
+/games.js`` serves them all), and a game without one is shown as the terminal shows it.
+The games, their names, seats and rule options are read from the registered games' specs
+and ``present`` modules (``envs/present.py``): nothing here names a game.
 
 Each game is a *session* under a random id, held in memory (at most ``--max-games``, games
 being created included; one idle for ``--idle-minutes`` is dropped when room is needed).
 The page keeps the id in its address (``/#game=ID``), so each tab plays its own game and a
-reload resumes it. Every answer holds only what the person's seat may see
-(``training.human.seat_view``): their own cards, the public table, the legal moves as text,
-the moves so far as that seat knows them (another seat's draft pick shows as "picks a
-card"), the hands at the end of a Craits deal (shown to all then), and the scores.
+reload resumes it. Every answer holds only what the person's seat may see (the game's
+``seat_view``): their own cards, the public table, the legal moves as text, the moves so
+far as that seat knows them (another seat's hidden choice shows only as made), and the
+scores.
 
 Limits, so that no page and no request can make the server misbehave:
 
@@ -52,7 +55,11 @@ API (JSON; an error is ``{"error": "..."}`` with a 4xx status naming the problem
                                        move, then the bots' until the person's turn
 ``GET /api/games/{id}/record``         the game record (JSON lines) once the game is over
 ``DELETE /api/games/{id}``             drop the game
+``GET /games.js``                      the games' ``web.js`` files, one after another
 =====================================  ==================================================
+
+The state's ``view`` is the game's ``seat_view``; for a game without a ``web.js`` the state
+also holds ``text``, that view as the terminal's lines, which the page shows.
 
 The record is a ``training.records`` game record, its header also naming the person's seat
 (``human_seat``); ``python -m training.replay`` checks and shows it.
@@ -71,6 +78,7 @@ import sys
 import threading
 import time
 import traceback
+from importlib import resources
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -84,17 +92,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from envs.engine import clipped, shown
+from envs.present import presentation, presentation_of
 from envs.search import DEFAULTS as SEARCH_DEFAULTS
 from envs.search import ISMCTSBot, parse_options
+from envs.spec import discover
 
 from .agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
-from .games import GAMES, EnvHandle
-from .human import Narrator, legal_moves, prompt, seat_view
+from .games import EnvHandle, GameSpec
+from .human import view_text
 from .records import header_of, record_text, result_of
 
 STATIC = Path(__file__).with_name("web_static")
 HUMAN = "human"
-GAME_NAMES = {"craits_v0": "Craits", "pairs_draft_v0": "Pairs Draft"}
+WEB_SCRIPT = "web.js"  # how the page draws a game's table: a file in the game's package
 MAX_BODY = 64 * 1024  # bytes of a request body
 MAX_SPEC = 500  # characters of an agent spec
 MAX_SEED = 2 ** 53 - 1  # exact in JavaScript
@@ -139,7 +149,7 @@ class Session:
         if specs.count(HUMAN) != 1:
             raise ApiError(400, f"agents: name \"human\" for exactly one seat (yours), not {specs.count(HUMAN)}")
         self.seat = specs.index(HUMAN)
-        self.agents = []
+        self.agents: list = []  # per seat: its bot, None for the person
         for seat, spec in enumerate(specs):
             if spec == HUMAN:
                 self.agents.append(None)
@@ -155,7 +165,9 @@ class Session:
                 agent.reset()
             if isinstance(agent, ISMCTSBot):  # a search in progress ends when the game is closed
                 agent.stop = lambda: self.closed
-        self.narrator = Narrator(self.seat)
+        self.present = presentation(self.raw.game)
+        self.drawn_by_page = web_script(self.env.spec) is not None  # else the page shows ``text``
+        self.narrator = self.present.Narrator(self.seat)
         self.log = self.narrator.start(self.raw.game)
         self.moves: list[dict] = []
         self.over = self.cut = False
@@ -274,10 +286,11 @@ class Session:
             raise ApiError(400, f"since={since}: the log has {len(self.log)} entries")
         game = self.game
         over = self.over
+        view = self.present.seat_view(game, self.seat)
         return {
             "id": self.id,
             "env": self.env.id,
-            "name": GAME_NAMES.get(self.env.id, self.env.id),
+            "name": self.env.spec.name,
             "args": self.env.args,
             "rule_args": self.env.rule_args,
             "seed": self.seed if over else None,  # with the seed every hand could be worked out
@@ -287,9 +300,11 @@ class Session:
             "error": self.error,
             "your_turn": not over and not self.error and game.current_player == self.seat,
             "thinking": thinking,
-            "legal": [] if over or self.error else legal_moves(game, self.seat),
-            "prompt": "" if over else prompt(game, self.seat),
-            "view": seat_view(game, self.seat),
+            "legal": [] if over or self.error else self.present.legal_moves(game, self.seat),
+            "prompt": "" if over else self.present.prompt(game, self.seat),
+            "view": view,
+            # A game without a web.js: its view as the terminal writes it, for the page to show.
+            **({} if self.drawn_by_page else {"text": view_text(view, self.specs).split("\n")}),
             "log": self.log[since:],
             "log_size": len(self.log),
             "deals": [e for e in self.log if e["kind"] == "deal"],
@@ -377,18 +392,23 @@ class Sessions:
 
 # --------------------------------------------------------------------- the options
 def game_options() -> list[dict]:
-    """Each game's seats and rule options, for the setup form."""
-    from envs.craits.rules import CHOICES, DEAL_SIZES, PRESETS
-    craits_rules = [{"name": "preset", "choices": list(PRESETS), "default": "craits"}]
-    craits_rules += [{"name": name, "choices": list(choices), "default": None} for name, choices in CHOICES.items()]
-    craits_rules.append({"name": "partnership", "choices": [False, True], "default": False})
-    return [
-        {"id": "craits_v0", "name": "Craits", "players": {"min": 2, "max": 5, "default": 4}, "lower_wins": True,
-         "rules": craits_rules, "presets": PRESETS,
-         "deals": {"presets": {k: list(v) for k, v in DEAL_SIZES.items()}, "default": "full"}},
-        {"id": "pairs_draft_v0", "name": "Pairs Draft", "players": {"min": 4, "max": 4, "default": 4},
-         "lower_wins": False, "rules": [], "presets": {}, "deals": None},
-    ]
+    """Each registered game's name, seats and rule options, for the setup form."""
+    return [{"id": spec.id, "name": spec.name,
+             "players": dict(zip(("min", "max", "default"), spec.players)), "lower_wins": spec.lower_score_wins,
+             **presentation_of(spec).rule_options()}
+            for spec in discover().values()]
+
+
+def web_script(spec: GameSpec) -> str | None:
+    """The game's ``web.js`` (how the page draws its table), or None if it has none."""
+    file = resources.files(spec.package) / WEB_SCRIPT
+    return file.read_text(encoding="utf-8") if file.is_file() else None
+
+
+def game_scripts() -> str:
+    """Every registered game's ``web.js``, one after another: ``GET /games.js``."""
+    return "\n".join(f"// {spec.id}: {spec.package}/{WEB_SCRIPT}\n{script}" for spec in discover().values()
+                     if (script := web_script(spec)) is not None)
 
 
 def _read_meta(file: Path) -> dict | None:
@@ -423,7 +443,7 @@ def find_bots(roots) -> list[dict]:
                 kind, meta, spec = "checkpoint", _read_meta(folder / "meta.json"), folder.as_posix()
             else:
                 continue
-            if meta is None or meta.get("env_id") not in GAMES:
+            if meta is None or meta.get("env_id") not in discover():
                 continue
             found.append({"spec": spec, "kind": kind, "env": meta["env_id"], "label": f"{spec} ({kind})"})
             if len(found) >= MAX_BOTS_LISTED:
@@ -634,6 +654,10 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
     async def index(request: Request):
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
+    async def scripts(request: Request):
+        return Response(await run_in_threadpool(game_scripts), media_type="text/javascript",
+                        headers={"Cache-Control": "no-cache"})
+
     @api
     async def options(request: Request):
         bots = [{"spec": "random", "kind": "builtin", "env": None, "label": "random (any legal move)"},
@@ -645,8 +669,9 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
     async def new_game(request: Request):
         data = await read_json(request, {"env": True, "args": False, "agents": True, "seed": False})
         env_id = data["env"]
-        if env_id not in GAMES:
-            raise ApiError(400, f"env: {shown(env_id)} is not a game here; choose one of {', '.join(GAMES)}")
+        games = discover()
+        if env_id not in games:
+            raise ApiError(400, f"env: {shown(env_id)} is not a game here; choose one of {', '.join(games)}")
         args = data.get("args") or {}
         if not isinstance(args, dict):
             raise ApiError(400, f"args: a JSON object of env arguments, not {type(args).__name__}")
@@ -714,6 +739,7 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
 
     routes = [
         Route("/", index),
+        Route("/games.js", scripts),
         Route("/api/options", options),
         Route("/api/games", new_game, methods=["POST"]),
         Route("/api/games/{sid}", get_game, methods=["GET"]),
@@ -764,7 +790,7 @@ class ServerThread:
         self.server = make_server(app)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
-    def __enter__(self) -> "ServerThread":
+    def __enter__(self) -> ServerThread:
         self.thread.start()
         deadline = time.monotonic() + 30
         while not self.server.started:

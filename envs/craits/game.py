@@ -20,6 +20,7 @@ import random
 from ..cards import (RANK_BITS, SUIT_BITS, SUITS, bits_to_cards, card_to_text, cards_to_bits,
                      parse_card, parse_suit)
 from ..engine import GameEngine, action_words, shown
+from ..present import presentation
 from .rules import Rules
 
 UNANNOUNCED = 52
@@ -97,7 +98,7 @@ class CraitsGame(GameEngine):
         self.game_over = False
         self.deal_truncated = False
         self.last_deal_points: list[int] | None = None
-        self.finished_deal: dict | None = None  # the last deal as it ended, for render()
+        self.finished_deal: dict | None = None  # the last deal as it ended, for its rendering
         self.last_move = None  # (seat, action or upcard card, crank count before, is upcard)
         self.events: list[tuple] = []  # draws, pressures and lost turns of the last move
 
@@ -395,146 +396,8 @@ class CraitsGame(GameEngine):
         return new
 
     def render(self) -> str:
-        """The table as text: the deal that just ended (if one did), the table, the last
-        move with what its power did, and what the player to act must decide."""
-        lines = []
-        if self.finished_deal is not None and (self.deal_over or self.game_over):
-            lines += self._render_finished(self.finished_deal) + [""]
-        if self.game_over:
-            lines.append(self._render_result())
-            return "\n".join(lines)
-        n = self.num_players
-        deals = self.rules.deals
-        way = "left" if self.direction == 1 else "right"
-        lines += [f"Craits  deal {self.deal_index + 1}/{len(deals)} (hand size {deals[self.deal_index]}), "
-                  f"dealer seat {self.dealer}, play goes {way}",
-                  f"top {self.top}  suit {self.suit}  stock {len(self.stock)}  discard {len(self.discard)}"
-                  + (f"  crank {self.crank}" if self.crank else "")]
-        for seat in range(n):
-            marks = []
-            if self.announced[seat]:
-                marks.append("last card!")
-            if self.lose_turn[seat]:
-                marks.append("loses next turn")
-            if self.rules.partnership:
-                marks.append(f"side {seat % 2}")
-            pointer = ">" if seat == self.current_player else " "
-            lines.append(f"{pointer} seat {seat}: {' '.join(self.hand(seat)) or '(out)':<40} "
-                         f"score {self.totals[seat]:>4}{self._render_pressure(seat)}"
-                         + (f"  ({', '.join(marks)})" if marks else ""))
-        if self.rules.partnership:
-            lines.append(self._render_sides())
-        if self.last_move is not None:
-            lines.append("last: " + self.describe_move(self.last_move, self.events, self.hand_bits))
-        lines.append(self._prompt())
-        return "\n".join(lines)
-
-    def _render_pressure(self, seat: int) -> str:
-        """The pressure tally and the points it has cost (5, 10, 20, … : 5·(2^k − 1) in all)."""
-        if not self._pressure:
-            return ""
-        count = self.pressures[seat]
-        return f"  pressure {count} ({5 * ((1 << count) - 1)} points)"
-
-    def _render_sides(self) -> str:
-        return "sides: " + ", ".join(f"seats {'+'.join(map(str, side))} total {sum(self.totals[s] for s in side)}"
-                                     for side in self.sides())
-
-    def _render_result(self) -> str:
-        winners = self.winners()
-        scores = ", ".join(f"seat {s} {self.totals[s]}" for s in range(self.num_players))
-        extra = f"; {self._render_sides()}" if self.rules.partnership else ""
-        who = "seats " + ", ".join(map(str, winners)) + " win" if len(winners) > 1 else f"seat {winners[0]} wins"
-        return f"game over: {who} (lowest total; scores {scores}{extra})"
-
-    def _render_finished(self, deal: dict) -> list[str]:
-        reasons = {"out": "went out", "stalemate": "stalemate: nobody could draw or play",
-                   "repetition": "repetition: the same position for the third time",
-                   "cut": "cut after 10,000 actions"}
-        hands, points = deal["hands"], deal["points"]
-        out = [s for s, h in enumerate(hands) if not h]
-        reason = (f"seat{'s' if len(out) > 1 else ''} {', '.join(map(str, out))} went out"
-                  if deal["reason"] == "out" else reasons[deal["reason"]])
-        lines = [f"deal {deal['deal_index'] + 1}/{len(self.rules.deals)} is over: {reason}",
-                 "last: " + self.describe_move(deal["last_move"], deal["events"], hands)]
-        for seat, (bits, p) in enumerate(zip(hands, points)):
-            cards = " ".join(card_to_text(c) for c in bits_to_cards(bits)) or "(out)"
-            lines.append(f"  seat {seat}: {cards:<40} {p:>4} points")
-        if self.rules.partnership:
-            lines.append("  sides: " + ", ".join(f"seats {'+'.join(map(str, side))} {sum(points[s] for s in side)} points"
-                                                 for side in self.sides()))
-        return lines
-
-    def describe_move(self, move, events, hands, name=lambda seat: f"seat {seat}") -> str:
-        """One move (``last_move`` or a finished deal's) in words with what its power did, e.g.
-        "seat 1 plays 5H: seats 2, 3, 0 draw 1". ``name(seat)`` names a seat (a frontend may say
-        "you"); ``hands`` are the hand bit sets after the move."""
-        seat, action, crank_before, upcard = move
-        effects = []
-        if action >= SUIT_ACTION and not upcard:
-            text = f"{name(seat)} names {SUITS[action - SUIT_ACTION]}"
-        elif action == DRAW and not upcard:
-            text = f"{name(seat)} " + ("takes the crank" if crank_before else "cannot play")
-        else:
-            card = action % UNANNOUNCED
-            if upcard:
-                text = f"upcard {card_to_text(card)} (the dealer's play)"
-            else:
-                text = f"{name(seat)} plays {card_to_text(card)}" + (" without announcing" if action >= UNANNOUNCED else "")
-            rank, out = card >> 2, not upcard and not hands[seat]
-            if out:
-                effects.append("goes out")
-            if rank in (ACE, TWO) and crank_before:
-                effects.append("the crank goes on")
-            elif rank == TWO:
-                effects.append("starts a crank")
-            elif out:
-                pass  # a last 4, 6 or 10 does nothing more: the deal is over
-            elif rank == FOUR:
-                effects.append("plays again" if self.num_players == 2 else "skips the next player")
-            elif rank == SIX:
-                effects.append("plays again")
-            elif rank == TEN and self.num_players > 2:
-                effects.append("reverses the direction")
-        draws: dict[int, list[int]] = {}
-        mover = "" if upcard else seat  # the mover's own draws read "draws 2", others' "seat 3 draws 1"
-        for event in events:
-            if event[0] == "draw" and event[2]:
-                draws.setdefault(event[2], []).append(event[1])
-            elif event[0] == "pressure":
-                who = "" if event[1] == mover else f"{name(event[1])} "
-                effects.append(f"{who}takes a pressure ({event[2]} points)")
-            elif event[0] == "lost_turn":
-                effects.append(f"{name(event[1])} loses this turn (missed announcement)")
-        for count, seats in draws.items():
-            if seats == [mover]:
-                effects.append(f"draws {count}")
-            else:
-                who = f"seat {seats[0]} draws" if len(seats) == 1 else f"seats {', '.join(map(str, seats))} draw"
-                effects.append(f"{who} {count}")
-        if action == DRAW and not upcard and not any(e[0] in ("draw", "pressure") and (e[0] == "pressure" or e[2])
-                                                      for e in events):
-            effects.append("nothing to draw")
-        return text + (": " + ", ".join(effects) if effects else "")
-
-    def _prompt(self) -> str:
-        """What the player to act must decide, in plain words."""
-        seat, phase = self.current_player, self.phase_id
-        legal = self.legal_actions()
-        options = [self.action_to_text(a).removeprefix("play ").removeprefix("suit ") for a in legal]
-        choices = ", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1 else options[0]
-        if phase == BLIND_SUIT:
-            return f"seat {seat} (dealer) names a suit for the upcard without seeing their hand: {choices}"
-        if phase == NAME_SUIT:
-            return f"seat {seat} names a suit: {choices}"
-        if legal == [DRAW]:
-            if phase == CRANK:
-                return f"seat {seat} must take the crank: draw {self.crank}"
-            return f"seat {seat} cannot play: draw 1"
-        if phase == CRANK:
-            return f"seat {seat} must add to the crank (count {self.crank}): play {choices}"
-        again = " again (after a 6)" if phase == EXTRA_TURN else ""
-        return f"seat {seat} to play{again}: {choices}"
+        """The table as text, every hand shown, as the game's ``present`` module writes it."""
+        return presentation(self).render(self)
 
     # ------------------------------------------------------------- positions
     @classmethod

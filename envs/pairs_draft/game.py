@@ -23,6 +23,7 @@ from itertools import compress
 from typing import NamedTuple
 
 from ..engine import GameEngine, action_words, is_int, shown
+from ..present import presentation
 
 NUM_PLAYERS = 4
 NUM_ACTIONS = 10  # action a is the number a + 1
@@ -383,128 +384,5 @@ class PairsDraftGame(GameEngine):
         return number - 1
 
     def render(self) -> str:
-        """The table as text, every hand shown: what is happening in plain words, each
-        seat's cards, the last completed round (who played what, who took it, face up or
-        face down), this round so far, and what the seat to act must do. All text is built
-        here; the engine keeps only the last round's record (``previous_trick``)."""
-        phase = self._phase
-        if phase == "draft":
-            stage = f"pick {self._pick_index + 1}/{DRAFT_PICKS}"
-        elif phase == "play":
-            stage = f"round {self._round_index + 1}/{self._rounds}"
-        else:
-            stage = phase
-        header = f"Pairs Draft: {stage}, start player {self._start_player}"
-        lines = [header if self._current is None else f"{header}, to act: {self._current}"]
-        if phase == "draft":
-            lines.append(f"draft, pick {self._pick_index + 1} of {DRAFT_PICKS}: each seat keeps one number from the "
-                         "pack it holds; when all four have picked, the packs pass left")
-        elif phase == "discard":
-            lines.append(f"discard: each seat puts one of its {DRAFT_PICKS} cards out of the game face down; "
-                         f"the other {DRAFT_PICKS - 1} are its hand for the rounds")
-        for seat in range(NUM_PLAYERS):
-            parts = [f"seat {seat}:"]
-            if phase == "draft":
-                dealt_to = (seat - self._pick_index) % NUM_PLAYERS
-                parts.append(f"pack [{_joined(self.pack(seat))}] (dealt to seat {dealt_to}),"
-                             f" picked [{_joined(self.hand(seat))}]")
-            else:
-                parts.append(f"hand [{_joined(self.hand(seat))}]")
-            if phase in ("play", "over"):
-                result = self.score(seat)
-                parts.append(f"face up [{_joined(self.face_up(seat))}]"
-                             f" face down [{_joined(self.face_down(seat))}]"
-                             f" score {result.points}" + (" (instant win)" if result.instant_win else ""))
-            if self._discards[seat] is not None:
-                parts.append(f"discarded {self._discards[seat]}")
-            lines.append(" ".join(parts))
-        lines += self._render_last_round()
-        if self._trick:
-            lines.append(f"this round (led by seat {self._trick[0].seat}): " + ", ".join(
-                f"seat {p.seat} played {p.number}" + (" (forced: counts 11)" if p.forced else "")
-                for p in self._trick))
-        lines.append(self._render_winners() if phase == "over" else self._render_prompt())
-        return "\n".join(lines)
-
-    def _render_last_round(self) -> list[str]:
-        """The last completed round: a line per card (who played it, where it went), the
-        face-down cost, instant wins it brought and what comes next."""
-        record = self._previous_trick
-        if not record:
-            return []
-        values = [FORCED_VALUE if t.forced else t.number for t in record]
-        pairs = sorted({v for v in values if values.count(v) > 1})
-        names = ", ".join("forced 11s" if v == FORCED_VALUE else f"{v}s" for v in pairs)
-        kind = f"two pairs ({names})" if len(pairs) == 2 else f"one pair ({names})" if pairs else "no pair"
-        lines = [f"last round ({self._round_index}/{self._rounds}, led by seat {record[0].seat}): {kind}"]
-        for t, value in zip(record, values):
-            card = f"{t.number} (forced: counts 11)" if t.forced else str(t.number)
-            if not t.face_up:
-                where = f"face down to seat {t.taker}" + (", the highest unpaired card" if t.taker == t.seat else "")
-            elif value in pairs:
-                partner = next(o.seat for o, v in zip(record, values) if v == value and o is not t)
-                where = f"face up, paired with seat {partner}"
-            else:
-                where = "face up, the lowest card"
-            lines.append(f"  seat {t.seat} played {card}: {where}")
-        down = sorted(t.number for t in record if not t.face_up)
-        if down:  # one taker per round (2.4)
-            taker = next(t.taker for t in record if not t.face_up)
-            lines.append(f"  seat {taker} takes {_joined(down)} face down: -{len(down)} points")
-        else:
-            lines.append("  everyone keeps their card face up")
-        for seat in range(NUM_PLAYERS):
-            # An instant win is news only in the round that brought it: compare with the
-            # seat's face-up cards before this round's were added.
-            now = self._face_up[seat]
-            before = now[:]
-            for t in record:
-                if t.face_up and t.taker == seat:
-                    before[t.number - 1] -= 1
-            if score_counts(now, 0).instant_win and not score_counts(before, 0).instant_win:
-                lines.append(f"  instant win: seat {seat} now has {_instant_reason(now)}; it wins when the game ends"
-                             " (shared with any other instant winner)")
-        if self._phase == "over":
-            lines.append("  that was the last round: the game is over")
-        else:
-            lines.append(f"  seat {self._start_player} leads round {self._round_index + 1}")
-        return lines
-
-    def _render_prompt(self) -> str:
-        """What the seat to act must do, in plain words, with the numbers it may choose."""
-        seat, legal = self._current, self.legal_actions()
-        numbers = ", ".join(str(a + 1) for a in legal)
-        if self._phase == "draft":
-            if self._pick_index == DRAFT_PICKS - 1:
-                return f"seat {seat} takes the last card of its pack: {numbers}"
-            return f"seat {seat} picks a number from its pack to keep: {numbers}"
-        if self._phase == "discard":
-            return f"seat {seat} discards one card face down: {numbers}"
-        if all(self._paired >> a & 1 for a in legal):
-            return (f"seat {seat} holds only numbers already paired this round, so it must play one;"
-                    f" it counts 11 for taking cards: {numbers}")
-        prompt = f"seat {seat} plays a number from its hand: {numbers}"
-        paired = self.paired_numbers()
-        if paired:
-            prompt += f" ({', '.join(map(str, paired))} paired this round: not playable)"
-        return prompt
-
-    def _render_winners(self) -> str:
-        winners = self.winners()
-        if self.score(winners[0]).instant_win:
-            reasons = "; ".join(f"seat {s} has {_instant_reason(self._face_up[s])}" for s in winners)
-            return f"winners: {_joined(winners)} (instant win: {reasons})"
-        shared = ", shared" if len(winners) > 1 else ""
-        return f"winners: {_joined(winners)} (highest score: {self.score(winners[0]).points}{shared})"
-
-
-def _instant_reason(counts) -> str:
-    """Why face-up ``counts`` (index number - 1) are an instant win (2.5)."""
-    if all(counts):
-        return f"{NUM_ACTIONS} different numbers face up"
-    a = max(_ACTIONS, key=counts.__getitem__)
-    return f"{counts[a]} copies of {a + 1} face up"
-
-
-def _joined(numbers) -> str:
-    return " ".join(map(str, numbers))
+        """The table as text, every hand shown, as the game's ``present`` module writes it."""
+        return presentation(self).render(self)

@@ -1,12 +1,31 @@
 // deckgym web app: the setup form and the table. Plain JS, no build step.
 // The server holds the game; this page shows what the server sends for the person's seat
 // and posts the move texts of the buttons and cards clicked.
+//
+// What a table looks like is the game's: its folder's web.js (served in /games.js, loaded
+// before this file) registers a function that, given the page's helpers (`page` below),
+// returns the game's drawing hooks:
+//
+//   window.deckgymGames[envId] = (page) => ({ stage, opponent, center, me, card, ... });
+//
+//   stage(view)            the header's words for where the game is (not called once over)
+//   opponent(view, seat)   nodes under another seat's name
+//   center(view, state)    nodes in the middle of the table
+//   me(view)               nodes after "You · seat N"
+//   card(card, action)     a card's node (page.card makes one); without it no card is drawn
+//   clicksCard(move)       whether clicking move.card (in move.zone, "hand" if none) plays the move
+//   hiddenHand             the words shown while view.hand is null
+//   pack(view)             null, or {cards, handTitle}: cards to pick from (zone "pack")
+//   moveButton(move)       {text, class} of a legal move's button
+//   entry(entry, state)    nodes for a log entry the game draws itself, or null (its text)
+//   sheet(view, state)     {rows, hint}: the score sheet's rows under its head, a note
+//   seen(view)             nodes under "Cards seen" (none: the part is hidden)
+//
+// A hook a game leaves out is TEXT_TABLE's: a game without a web.js is shown as the
+// terminal shows it (the state's `text`), its legal moves as buttons.
 "use strict";
 
 const $ = (selector) => document.querySelector(selector);
-const SUIT_SYMBOLS = { C: "♣", D: "♦", H: "♥", S: "♠" };
-const SUIT_NAMES = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
-const RED = new Set(["D", "H"]);
 
 let options = null; // GET /api/options
 let state = null; // the last game state
@@ -60,19 +79,9 @@ function seatLabel(seat) {
   return seat === state.seat ? `seat ${seat} (you)` : `seat ${seat} · ${state.agents[seat]}`;
 }
 
-// A playing card ("7H", "TS") or a Pairs number card (7).
-function cardNode(card, action, extra = {}) {
-  let node;
-  if (typeof card === "number") {
-    node = el(action ? "button" : "span", { class: `card number n${card}`, title: `${card}`, ...extra },
-      el("span", { class: "value", text: card }));
-  } else {
-    const rank = card[0] === "T" ? "10" : card[0];
-    const suit = card[1];
-    node = el(action ? "button" : "span",
-      { class: `card playing ${RED.has(suit) ? "red" : "black"}`, title: card, ...extra },
-      el("span", { class: "rank", text: rank }), el("span", { class: "suit", text: SUIT_SYMBOLS[suit] }));
-  }
+// A card: a button playing `action` when given (raised and outlined), else a plain face.
+function cardNode(card, action, attrs, ...children) {
+  const node = el(action ? "button" : "span", attrs, ...children);
   node.dataset.card = card;
   if (action) {
     node.type = "button";
@@ -87,6 +96,38 @@ function backs(count) {
   for (let i = 0; i < Math.min(count, 12); i++) box.append(el("span", { class: "back" }));
   if (count > 12) box.append(el("span", { class: "more", text: `+${count - 12}` }));
   return box;
+}
+
+// ---------------------------------------------------------------- the games
+const page = { el, backs, seatLabel, card: cardNode }; // what a game's web.js draws with
+
+// A game without a web.js: its view as the terminal's lines, the scores, the moves as buttons.
+const TEXT_TABLE = {
+  stage: () => "in play",
+  opponent: (view, seat) => [el("div", { class: "seat-line", text: `score ${view.scores[seat]}` })],
+  center: (view, state) => [el("pre", { class: "table-text", id: "table-text", text: (state.text || []).join("\n") })],
+  me: (view) => [` · score ${view.scores[view.seat]}`],
+  card: null,
+  clicksCard: (move) => move.card !== undefined,
+  hiddenHand: "Your hand is hidden now.",
+  pack: () => null,
+  moveButton: (move) => ({ text: move.text, class: "" }),
+  entry: () => null,
+  sheet: (view) => ({
+    rows: [el("tr", { class: "total" }, el("th", { text: "total" }), ...view.scores.map((p) => el("td", { text: p })))],
+    hint: view.lower_wins ? "lowest total wins" : "highest score wins",
+  }),
+  seen: () => [],
+};
+
+const tables = {}; // env id -> the game's hooks
+function table() {
+  const id = state.env;
+  if (!tables[id]) {
+    const make = (window.deckgymGames || {})[id];
+    tables[id] = { ...TEXT_TABLE, ...(make ? make(page) : {}) };
+  }
+  return tables[id];
 }
 
 // ------------------------------------------------------------------- setup
@@ -126,7 +167,22 @@ function setupGame() {
   }
   $("#rules-box").hidden = game.rules.length === 0 && !game.deals;
   $("#deals-box").hidden = !game.deals;
+  if (game.deals) {
+    const deals = $("#deals");
+    deals.replaceChildren(...Object.entries(game.deals.presets).map(([name, sizes]) =>
+      el("option", { value: name, text: `${name} game (${sizes.length} deals: ${outline(sizes)} cards)`,
+        selected: name === game.deals.default })),
+    el("option", { value: "custom", text: "hand sizes of my choice" }));
+    $("#deals-custom-label").hidden = true;
+  }
   setupSeats();
+}
+
+// Hand sizes by their turning points: 8 7 … 1 2 … 8 -> "8 … 1 … 8".
+function outline(sizes) {
+  const points = sizes.filter((size, i) => i === 0 || i === sizes.length - 1
+    || (size - sizes[i - 1]) * (sizes[i + 1] - size) < 0);
+  return points.join(" … ");
 }
 
 function setupSeats() {
@@ -152,7 +208,7 @@ function setupBots() {
       ...bots.map((b) => el("option", { value: b.spec, text: b.label })),
       el("option", { value: "__other__", text: "other…" }));
     select.value = previous[s] && [...select.options].some((o) => o.value === previous[s]) ? previous[s] : "heuristic";
-    const other = el("input", { class: "bot-spec", id: `bot-spec-${s}`, placeholder: "agent spec, e.g. checkpoints/craits",
+    const other = el("input", { class: "bot-spec", id: `bot-spec-${s}`, placeholder: "agent spec, e.g. a checkpoint folder",
       size: 28, hidden: select.value !== "__other__" });
     select.addEventListener("change", () => { other.hidden = select.value !== "__other__"; });
     box.append(el("div", { class: "bot-row" }, el("label", {}, `seat ${s} `, select), " ", other));
@@ -165,10 +221,12 @@ function setupPayload() {
   const mine = Number($("#your-seat").value);
   const args = {};
   if (game.players.min !== game.players.max) args.num_players = n;
-  for (const select of document.querySelectorAll("#rules select[data-rule]")) {
-    if (select.value !== "") args[select.dataset.rule] = JSON.parse(select.value);
+  for (const rule of game.rules) {
+    const value = $(`#rule-${rule.name}`).value;
+    if (value === "") continue; // as the preset
+    const chosen = JSON.parse(value);
+    if (!(chosen === false && rule.default === false)) args[rule.name] = chosen; // a flag left off is no argument
   }
-  if (args.partnership === false) delete args.partnership;
   if (game.deals) {
     const deals = $("#deals").value;
     if (deals === "custom") {
@@ -287,160 +345,68 @@ async function refresh() {
 
 function render() {
   const view = state.view;
-  const table = $("#table");
-  table.dataset.game = view.game;
-  table.dataset.gameId = state.id;
-  table.dataset.over = state.over ? "1" : "0";
-  table.dataset.yourTurn = state.your_turn ? "1" : "0";
-  $("#status").textContent = `${state.name} · ${stage(view)} · you are seat ${state.seat}`;
-  renderOpponents(view);
-  if (view.game === "craits") renderCraitsCenter(view); else renderPairsCenter(view);
-  renderMe(view);
-  renderSheet(view);
-  renderSeen(view);
+  const game = table();
+  const board = $("#table");
+  board.dataset.game = view.game;
+  board.dataset.gameId = state.id;
+  board.dataset.over = state.over ? "1" : "0";
+  board.dataset.yourTurn = state.your_turn ? "1" : "0";
+  $("#status").textContent = `${state.name} · ${state.over ? "game over" : game.stage(view)} · you are seat ${state.seat}`;
+  renderOpponents(view, game);
+  $("#center").replaceChildren(...game.center(view, state));
+  renderMe(view, game);
+  renderSheet(view, game);
+  renderSeen(view, game);
   renderResult(view);
   if (state.error) $("#move-error").textContent = state.error;
 }
 
-function stage(view) {
-  if (state.over) return "game over";
-  if (view.game === "craits") return `deal ${view.deal}/${view.deals} (${view.hand_size} cards)`;
-  if (view.phase === "draft") return `draft, pick ${view.pick}/${view.picks}`;
-  if (view.phase === "discard") return "discard";
-  return `round ${view.round}/${view.rounds}`;
-}
-
-function renderOpponents(view) {
+function renderOpponents(view, game) {
   const box = $("#opponents");
   box.replaceChildren();
   const n = view.num_players;
   for (let k = 1; k < n; k++) {
     const s = (view.seat + k) % n;
-    const info = view.seats[s];
-    const panel = el("div", { class: `seat${view.to_act === s ? " to-act" : ""}`, "data-seat": s },
-      el("div", { class: "seat-name", text: seatLabel(s) }));
-    if (view.game === "craits") {
-      panel.append(el("div", { class: "seat-cards" }, backs(info.cards), el("span", { class: "count", text: ` ${info.cards}` })));
-      const marks = [];
-      if (info.announced) marks.push(el("span", { class: "badge warn", text: "last card!" }));
-      if (info.loses_turn) marks.push(el("span", { class: "badge", text: "loses next turn" }));
-      if (view.dealer === s) marks.push(el("span", { class: "badge", text: "dealer" }));
-      if (view.partnership && (view.seat + 2) % 4 === s) marks.push(el("span", { class: "badge", text: "your partner" }));
-      panel.append(el("div", { class: "seat-line" }, `score ${info.score}`,
-        view.pressure_rule ? ` · pressure ${info.pressure}` : "", " ", ...marks));
-    } else {
-      panel.append(el("div", { class: "seat-cards" }, backs(info.cards), el("span", { class: "count", text: ` ${info.cards}` })));
-      panel.append(takenNode(info));
-      const marks = [];
-      if (view.start_player === s) marks.push(el("span", { class: "badge", text: view.phase === "play" ? "leads" : "dealer" }));
-      if (info.instant_win) marks.push(el("span", { class: "badge win", text: "instant win" }));
-      panel.append(el("div", { class: "seat-line" }, `score ${info.score} `, ...marks));
-    }
-    box.append(panel);
+    box.append(el("div", { class: `seat${view.to_act === s ? " to-act" : ""}`, "data-seat": s },
+      el("div", { class: "seat-name", text: seatLabel(s) }), ...game.opponent(view, s)));
   }
 }
 
-function takenNode(info) {
-  return el("div", { class: "taken" },
-    el("span", { class: "label", text: "face up " }),
-    el("span", { class: "cards mini" }, ...info.face_up.map((n) => cardNode(n))),
-    el("span", { class: "label", text: ` face down ${info.face_down.length}` }));
-}
-
-function renderCraitsCenter(view) {
-  const center = $("#center");
-  const topSuit = view.top[1];
-  const arrow = view.direction === "left" ? "↻ play goes left" : "↺ play goes right";
-  const drawLegal = state.legal.some((m) => m.text === "draw");
-  const stock = el(drawLegal ? "button" : "div", { class: `stock${drawLegal ? " playable" : ""}`, title: "the stock" },
-    backs(Math.min(view.stock, 3)), el("div", { text: `stock ${view.stock}` }));
-  if (drawLegal) { stock.type = "button"; stock.dataset.action = "draw"; }
-  center.replaceChildren(
-    el("div", { class: "pile" }, stock),
-    el("div", { class: "pile discard" }, el("div", { class: "pile-label", text: "top card" }), cardNode(view.top, null, { id: "top-card" })),
-    el("div", { class: "facts" },
-      el("div", { id: "suit", class: `suit-now ${RED.has(view.suit) ? "red" : "black"}` },
-        `suit ${SUIT_SYMBOLS[view.suit]} ${SUIT_NAMES[view.suit]}`, view.suit !== topSuit ? " (named)" : ""),
-      view.crank ? el("div", { id: "crank", class: "crank", text: `crank ${view.crank}` }) : null,
-      el("div", { text: arrow }),
-      el("div", { text: `deal ${view.deal}/${view.deals} · dealer seat ${view.dealer}` })));
-}
-
-function renderPairsCenter(view) {
-  const center = $("#center");
-  const parts = [];
-  const phaseText = {
-    draft: `Draft: pick ${view.pick} of ${view.picks}. Keep a number from your pack; the rest passes left.`,
-    discard: "Discard: each seat puts one card out of the game face down.",
-    play: `Round ${view.round} of ${view.rounds}: play a number; a pair keeps its cards face up, the highest unpaired card takes the others face down.`,
-    over: "The game is over.",
-  }[view.phase];
-  parts.push(el("p", { class: "phase", text: phaseText }));
-  if (view.phase === "play" || view.trick.length) {
-    const trick = el("div", { class: "trick", id: "trick" });
-    for (const p of view.trick) {
-      trick.append(el("div", { class: "played" }, cardNode(p.number), el("div", { class: "who", text: seatLabel(p.seat) + (p.forced ? " (forced: 11)" : "") })));
-    }
-    if (!view.trick.length) trick.append(el("span", { class: "hint", text: "no card played yet this round" }));
-    parts.push(el("div", {}, el("h3", { text: "This round" }), trick));
-    if (view.paired.length) parts.push(el("p", { text: `paired this round (not playable): ${view.paired.join(", ")}` }));
-  }
-  if (view.previous.length) {
-    const list = el("ul", { class: "previous" });
-    for (const t of view.previous) {
-      const where = t.face_up && t.taker === t.seat ? "kept face up" : `face down to seat ${t.taker}`;
-      list.append(el("li", {}, `${seatLabel(t.seat)}: ${t.number}${t.forced ? " (forced)" : ""}: ${where}`));
-    }
-    parts.push(el("div", {}, el("h3", { text: "Last round" }), list));
-  }
-  center.replaceChildren(...parts);
-}
-
-function renderMe(view) {
-  const info = view.seats[view.seat];
-  const lines = [el("strong", { text: `You · seat ${view.seat}` }), ` · score ${info.score}`];
-  if (view.game === "craits") {
-    if (info.announced) lines.push(" ", el("span", { class: "badge warn", text: "last card!" }));
-    if (info.loses_turn) lines.push(" ", el("span", { class: "badge", text: "you lose your next turn" }));
-    if (view.dealer === view.seat) lines.push(" ", el("span", { class: "badge", text: "dealer" }));
-  } else {
-    lines.push(" ", takenNode(info));
-    if (view.discarded !== null) lines.push(el("span", { class: "hint", text: ` you discarded ${view.discarded}` }));
-  }
+function renderMe(view, game) {
   $("#me").classList.toggle("to-act", state.your_turn);
-  $("#me-info").replaceChildren(...lines);
+  $("#me-info").replaceChildren(el("strong", { text: `You · seat ${view.seat}` }), ...game.me(view));
   $("#prompt").textContent = state.over ? "" : (state.your_turn ? state.prompt : "waiting for the bots…");
 
   // Cards: a legal move that plays a card makes that card (every copy of it) clickable.
   const byCard = new Map();
   for (const move of state.legal) {
-    if (move.card !== undefined && !move.unannounced) {
+    if (game.clicksCard(move)) {
       const key = `${move.zone || "hand"}:${move.card}`;
       if (!byCard.has(key)) byCard.set(key, move.text);
     }
   }
-  const cards = (list, zone) => list.map((card) => cardNode(card, byCard.get(`${zone}:${card}`)));
+  const cards = (list, zone) => list.map((card) => game.card(card, byCard.get(`${zone}:${card}`)));
   const hand = $("#hand");
-  $("#hand-title").hidden = hand.hidden = state.over && !(view.hand && view.hand.length);
-  if (view.hand === null) {
-    hand.replaceChildren(el("p", { class: "hint", text: "Your hand stays face down while you name the suit for the upcard." }));
+  $("#hand-title").hidden = hand.hidden = !game.card || (state.over && !(view.hand && view.hand.length));
+  if (!game.card) {
+    hand.replaceChildren();
+  } else if (view.hand === null) {
+    hand.replaceChildren(el("p", { class: "hint", text: game.hiddenHand }));
   } else if (view.hand.length === 0) {
     hand.replaceChildren(el("p", { class: "hint", text: "no cards" }));
   } else {
     hand.replaceChildren(...cards(view.hand, "hand"));
   }
-  const draft = view.game === "pairs_draft" && view.phase === "draft";
-  $("#hand-title").textContent = draft ? "Your picks" : "Your hand";
-  $("#pack-box").hidden = !draft;
-  $("#pack").replaceChildren(...(draft ? cards(view.pack, "pack") : []));
+  const pack = game.card ? game.pack(view) : null;
+  $("#hand-title").textContent = pack ? pack.handTitle : "Your hand";
+  $("#pack-box").hidden = !pack;
+  $("#pack").replaceChildren(...(pack ? cards(pack.cards, "pack") : []));
 
-  // Every legal move as a button too (draw, suits, unannounced plays, and the card plays).
-  const moves = $("#moves");
-  moves.replaceChildren(...state.legal.map((move) => {
-    let label = move.text;
-    if (move.suit) label = `${SUIT_SYMBOLS[move.suit]} ${SUIT_NAMES[move.suit]}`;
-    return el("button", { type: "button", class: `move${move.suit ? (RED.has(move.suit) ? " red" : " black") : ""}`,
-      "data-action": move.text, title: move.text, text: label });
+  // Every legal move as a button too (those no card plays, and the card plays).
+  $("#moves").replaceChildren(...state.legal.map((move) => {
+    const button = game.moveButton(move);
+    return el("button", { type: "button", class: `move${button.class ? ` ${button.class}` : ""}`,
+      "data-action": move.text, title: move.text, text: button.text });
   }));
 }
 
@@ -449,17 +415,7 @@ function entryNode(entry, fresh) {
   if (entry.kind === "move" && entry.seat !== undefined && entry.seat !== state.seat) {
     item.append(el("span", { class: "who", text: state.agents[entry.seat] }), " ");
   }
-  if (entry.kind === "deal") {
-    // Every hand is shown to all at the end of a deal.
-    item.append(entry.text.split(";")[0]);
-    const rows = entry.hands.map((hand, seat) => el("tr", {},
-      el("td", { text: seat === state.seat ? `seat ${seat} (you)` : `seat ${seat}` }),
-      el("td", {}, hand.length ? el("span", { class: "cards mini" }, ...hand.map((c) => cardNode(c))) : "out"),
-      el("td", { text: `${entry.points[seat]} point${Math.abs(entry.points[seat]) === 1 ? "" : "s"}` })));
-    item.append(el("table", { class: "deal-hands" }, ...rows));
-    return item;
-  }
-  item.append(entry.text);
+  item.append(...(table().entry(entry, state) || [entry.text]));
   return item;
 }
 
@@ -477,44 +433,19 @@ function showRecent(entries) {
   box.hidden = entries.length === 0;
 }
 
-function renderSheet(view) {
+function renderSheet(view, game) {
   const n = view.num_players;
   const head = el("tr", {}, el("th", { text: "" }), ...Array.from({ length: n }, (_, s) =>
     el("th", { text: s === view.seat ? `you (${s})` : `seat ${s}` })));
-  const rows = [head];
-  if (view.game === "craits") {
-    for (const deal of state.deals) {
-      rows.push(el("tr", {}, el("th", { text: `deal ${deal.deal}` }), ...deal.points.map((p) => el("td", { text: p }))));
-    }
-    rows.push(el("tr", { class: "total" }, el("th", { text: "total" }), ...view.scores.map((p) => el("td", { text: p }))));
-    if (view.partnership) {
-      const side = (s) => view.sides.find((members) => members.includes(s));
-      rows.push(el("tr", { class: "total" }, el("th", { text: "side" }),
-        ...view.scores.map((_, s) => el("td", { text: side(s).reduce((t, m) => t + view.scores[m], 0) }))));
-    }
-  } else {
-    rows.push(el("tr", {}, el("th", { text: "face up" }), ...view.seats.map((i) => el("td", { text: i.face_up.join(" ") || "–" }))));
-    rows.push(el("tr", {}, el("th", { text: "face down" }), ...view.seats.map((i) => el("td", { text: i.face_down.length }))));
-    rows.push(el("tr", { class: "total" }, el("th", { text: "points" }), ...view.seats.map((i) => el("td", { text: i.score + (i.instant_win ? " ★" : "") }))));
-  }
-  $("#sheet").replaceChildren(el("table", { class: "sheet" }, ...rows),
-    el("p", { class: "hint", text: view.lower_wins ? "lowest total wins" : "highest points win (10 numbers or 5 copies face up win at once)" }));
+  const sheet = game.sheet(view, state);
+  $("#sheet").replaceChildren(el("table", { class: "sheet" }, head, ...sheet.rows),
+    el("p", { class: "hint", text: sheet.hint }));
 }
 
-function renderSeen(view) {
-  const box = $("#seen");
-  if (view.game === "craits") {
-    const order = (c) => "A23456789TJQK".indexOf(c[0]) * 4 + "CDHS".indexOf(c[1]);
-    const pile = view.discard.slice().sort((a, b) => order(a) - order(b));
-    box.replaceChildren(el("p", { class: "hint", text: `the discard pile since the stock was last formed (${pile.length} cards):` }),
-      el("div", { class: "cards mini" }, ...pile.map((c) => cardNode(c))));
-  } else {
-    const head = el("tr", {}, el("th", { text: "number" }), ...Array.from({ length: 10 }, (_, i) => el("th", { text: i + 1 })));
-    const played = el("tr", {}, el("th", { text: "played" }), ...view.played.map((c) => el("td", { text: c || "" })));
-    const unseen = el("tr", {}, el("th", { text: "elsewhere" }), ...view.unseen.map((c) => el("td", { text: c || "" })));
-    box.replaceChildren(el("table", { class: "sheet seen" }, head, played, unseen),
-      el("p", { class: "hint", text: "elsewhere: copies not in your cards, your discard or play (in other hands, discards, packs or set aside)" }));
-  }
+function renderSeen(view, game) {
+  const seen = game.seen(view);
+  $("#seen-title").hidden = $("#seen").hidden = seen.length === 0;
+  $("#seen").replaceChildren(...seen);
 }
 
 function renderResult(view) {
