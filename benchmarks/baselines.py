@@ -6,9 +6,9 @@ For each setting (Craits 4 players `craits`, Craits partnership `create`, Pairs 
 - the seat advantage: win share and points per seat of four random players (duplicate
   sets are no help here: every seat plays the same agent, so each seed is one game);
 - a fixed field: each agent in seat 0 (seats 0 and 2 in partnership) against the heuristic
-  bot in every other seat, duplicate format (``training.evaluate``), win share and points
+  bot in every other seat, duplicate format (``training.matches.evaluate``), win share and points
   with 95% intervals over the duplicate sets;
-- a league of all the agents (``training.league``): OpenSkill ratings with random pinned
+- a league of all the agents (``training.matches.league``): OpenSkill ratings with random pinned
   at 25, and the Bradley-Terry Elo with its bootstrap interval.
 
 Run from the repository root (``--sets`` duplicate sets per row; ``--search`` the IS-MCTS
@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.evaluate import Z95, evaluate, play_game  # noqa: E402
-from training.games import EnvHandle  # noqa: E402
+from training.matches.evaluate import Z95, evaluate, play_game  # noqa: E402
+from training.common.games import EnvHandle  # noqa: E402
 
 SETTINGS = {
     "craits": ("craits_v0", {"preset": "craits"}, "checkpoints/craits"),
@@ -63,7 +63,7 @@ def ci(interval, digits: int) -> str:
 
 
 def measure(sets: int, budgets: list[int], seed: int, processes: int, league_sets: int) -> str:
-    from training.league import run_league
+    from training.matches.league import run_league
     argv = " ".join(shlex.quote(a) for a in sys.argv[1:])
     lines = ["# Baselines", "",
              "Measured, never typed in: this page is written by",

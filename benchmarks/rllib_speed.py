@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from training.config import load_config  # noqa: E402
-from training.games import EnvHandle  # noqa: E402
+from training.learning.config import load_config  # noqa: E402
+from training.common.games import EnvHandle  # noqa: E402
 
 N_ENVS = 16  # games sampled side by side: SB3's n_envs, RLlib's envs over all its env runners
 
@@ -40,7 +40,7 @@ def base_overrides(tmp: str) -> list[str]:
 
 def sb3_row(learner_batch: int, iterations: int, tmp: str) -> float:
     from training.algorithms import maskable_ppo
-    from training.train import make_vec_env
+    from training.learning.train import make_vec_env
     config = load_config(ROOT / "configs" / "craits_quick.yaml", base_overrides(tmp) + [
         f"vec.n_envs={N_ENVS}", f"algorithm.n_steps={learner_batch // N_ENVS}", "algorithm.batch_size=256",
         "algorithm.n_epochs=4"])
@@ -57,7 +57,7 @@ def sb3_row(learner_batch: int, iterations: int, tmp: str) -> float:
 def rllib_row(runners: int, games: int, learner_batch: int, iterations: int, tmp: str) -> float:
     """``games`` over ``runners`` env runners (0: all in the trainer's process)."""
     from training.algorithms import rllib_ppo
-    from training.train import make_vec_env
+    from training.learning.train import make_vec_env
     config = load_config(ROOT / "configs" / "craits_rllib_quick.yaml", base_overrides(tmp) + [
         f"algorithm.num_env_runners={runners}", f"algorithm.num_envs_per_env_runner={games // max(runners, 1)}",
         f"algorithm.train_batch_size={4 * learner_batch}", "algorithm.minibatch_size=256", "algorithm.num_epochs=4"])

@@ -1,6 +1,6 @@
 """Where training time goes: opponent inference vs the game vs PPO.
 
-Builds the vec env and model exactly as ``training.train`` does (``make_vec_env``,
+Builds the vec env and model exactly as ``training.learning.train`` does (``make_vec_env``,
 ``new_model``, an initial ``save_snapshot`` when the pool has ``self_play``; a temporary
 run folder, no callback: no checkpoints, evaluations or new snapshots) and runs
 ``model.learn(--steps)``. While it runs, methods are wrapped at class level with a timer:
@@ -44,8 +44,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.config import ConfigError, load_config  # noqa: E402
-from training.preflight import check_config  # noqa: E402
+from training.learning.config import ConfigError, load_config  # noqa: E402
+from training.learning.preflight import check_config  # noqa: E402
 
 # Component rows, in print order; "opponent" rows are summed into a subtotal.
 OPPONENT_ROWS = ("opponent act: random", "opponent act: heuristic", "opponent act: policy", "opponent draw (pool)")
@@ -118,13 +118,13 @@ def profile(config, env, steps: int) -> tuple[Timers, float, int]:
 
     from training.agents import PolicyAgent, RandomAgent
     from training.algorithms import algorithm
-    from training.callback import save_snapshot, uses_self_play
-    from training.executor import limit_threads
-    from training.learner_env import OpponentPool
-    from training.train import make_vec_env, new_model
+    from training.learning.callback import save_snapshot, uses_self_play
+    from training.running.executor import limit_threads
+    from training.learning.learner_env import OpponentPool
+    from training.learning.train import make_vec_env, new_model
 
     torch.set_num_threads(config.algorithm.torch_threads)
-    limit_threads(config.algorithm.torch_threads)  # numpy's BLAS too, as training.train does
+    limit_threads(config.algorithm.torch_threads)  # numpy's BLAS too, as training.learning.train does
     raw_cls, heuristic_cls = type(env.raw), type(env.spec.heuristic(env.raw))
     timers = Timers()
     targets = [(RandomAgent, "act", OPPONENT_ROWS[0]), (heuristic_cls, "act", OPPONENT_ROWS[1]),
@@ -203,7 +203,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="configs/craits_quick.yaml", help="YAML config (default %(default)s)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
-                        help="override a config value, as in training.train")
+                        help="override a config value, as in training.learning.train")
     parser.add_argument("--steps", type=int, default=30_000, help="learner steps to train (default %(default)s)")
     parser.add_argument("--pool", action="append", default=[], metavar="AGENT[=WEIGHT]",
                         help="replace the opponent pool: random, heuristic, self_play or a checkpoint folder; "

@@ -1,7 +1,7 @@
 """Learner steps/s of MaskablePPO on three paths, with the same PPO settings, in one run.
 
 - ``batched``: deckgym's training path, ``BatchedLearnerEnv`` (N games in lockstep, policy
-  opponents in one forward pass per network), built by ``training.train.make_vec_env``.
+  opponents in one forward pass per network), built by ``training.learning.train.make_vec_env``.
 - ``dummy``: SB3's ``DummyVecEnv`` over N single ``LearnerEnv`` games, the same opponents.
 - ``tutorial``: the PettingZoo connect_four action-mask tutorial pattern (one AEC env wrapped
   as a gymnasium env whose one policy plays every seat, SB3's ``ActionMasker``), on
@@ -41,7 +41,7 @@ SHIPPED = {"craits_v0": "checkpoints/craits_ppo", "pairs_draft_v0": "checkpoints
 
 
 def deckgym_config(env_id: str, opponents: str, n: int, rollout: int, workers: int, out: str):
-    from training.config import load_config
+    from training.learning.config import load_config
     agent = "heuristic" if opponents == "heuristic" else SHIPPED[env_id]
     sets = [f"env.id={env_id}", f"vec.n_envs={n}", f"vec.workers={workers}", f"algorithm.n_steps={rollout // n}",
             f"opponents.pool=[{{agent: {agent}, weight: 1}}]", f"output.dir={out}"]
@@ -51,7 +51,7 @@ def deckgym_config(env_id: str, opponents: str, n: int, rollout: int, workers: i
 
 
 def model_for(venv, config):
-    from training.train import new_model
+    from training.learning.train import new_model
     return new_model(config, venv)
 
 
@@ -73,8 +73,8 @@ def timed_learn(model, steps: int) -> tuple[float, float]:
 
 
 def batched(env_id, opponents, n, rollout, steps, workers) -> float:
-    from training.games import EnvHandle
-    from training.train import make_vec_env
+    from training.common.games import EnvHandle
+    from training.learning.train import make_vec_env
     with tempfile.TemporaryDirectory() as out:
         config = deckgym_config(env_id, opponents, n, rollout, workers, out)
         venv = make_vec_env(config, EnvHandle(env_id, {}), Path(out))
@@ -87,9 +87,9 @@ def batched(env_id, opponents, n, rollout, steps, workers) -> float:
 def dummy(env_id, opponents, n, rollout, steps, workers) -> float:
     from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
 
-    from training.games import EnvHandle
-    from training.learner_env import LearnerEnv
-    from training.train import learner_table
+    from training.common.games import EnvHandle
+    from training.learning.learner_env import LearnerEnv
+    from training.learning.train import learner_table
     with tempfile.TemporaryDirectory() as out:
         config = deckgym_config(env_id, opponents, n, rollout, 1, out)
         env = EnvHandle(env_id, {})
@@ -154,8 +154,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     import torch
     torch.set_num_threads(PPO["torch_threads"])
-    from training.executor import limit_threads
-    limit_threads(PPO["torch_threads"])  # numpy's BLAS too, as training.train does
+    from training.running.executor import limit_threads
+    limit_threads(PPO["torch_threads"])  # numpy's BLAS too, as training.learning.train does
     base = {}  # N -> the tutorial pattern's learner steps/s with N envs
     for n in map(int, args.n.split(",")):
         try:

@@ -1,11 +1,11 @@
 """What a game's ``present`` module (``envs/<game>/present.py``) is made of: the table in
-words for people. The env's ``render()``, terminal play (``training.human``,
-``training.play``, ``training.replay``) and the web app (``training.web``) read it through
+words for people. The env's ``render()``, terminal play (``training.agents.human``,
+``training.frontends.play``, ``training.matches.replay``) and the web app (``training.frontends.web``) read it through
 the game's spec and never name a game; the ``Presentation`` contract below says what the
 module holds, and ``presentation(engine)`` finds it from an engine object.
 
 A game may also ship ``web.js`` beside it: how the web page draws its table
-(``training/web_static/app.js`` documents the hooks). Without one the page shows the
+(``training/frontends/web_static/app.js`` documents the hooks). Without one the page shows the
 seat's view as ``view_lines`` writes it, with the legal moves as buttons.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Presentation(Protocol):
     """The ``present`` module of a game, its table for people:
 
     - ``render(game)``: the whole table as text, every hand shown (the env's ``render()``,
-      ``training.play`` and ``training.replay`` watching bots);
+      ``training.frontends.play`` and ``training.matches.replay`` watching bots);
     - ``seat_view(game, seat)``: the table as ``seat`` may see it, JSON-ready (the web app
       sends it as it is). Every game's view holds ``game`` (its spec's id or an alias),
       ``seat``, ``num_players``, ``over``, ``to_act``, ``scores``, ``winners`` (``None``

@@ -1,6 +1,6 @@
 """What a game's ``protocol`` module (``envs/<game>/protocol.py``) is made of: the bot
 protocol's error, the checks of a request's fields, the base of an event table, and the two
-contracts the protocol server (``training/protocol.py``) reads through the game's spec:
+contracts the protocol server (``training/frontends/protocol.py``) reads through the game's spec:
 
 - ``ProtocolTable`` (the module's ``Table``): one seat's table, an engine of the game rebuilt
   from the events that seat was told, from which the server builds the seat's observation;

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import importlib
 import os
+from importlib.metadata import entry_points
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Callable, Protocol
+
+import pettingzoo
 
 from .engine import shown
 
@@ -84,10 +87,9 @@ def register_game(spec: GameSpec) -> GameSpec:
             raise ValueError(f"game name {name!r} is taken by {taken[name].package}")
     GAMES[spec.id] = spec
     try:  # the registry exists from PettingZoo 1.27; without it the envs work, unnamed there
-        import pettingzoo
         if spec.pettingzoo_id not in pettingzoo.aec_registry:
             pettingzoo.register("aec", spec.pettingzoo_id, entry_point=f"{spec.package}.env:env")
-    except (ImportError, AttributeError):
+    except AttributeError:
         pass
     return spec
 
@@ -100,7 +102,6 @@ def discover() -> dict[str, GameSpec]:
         _discovered = True
         for name in filter(None, (n.strip() for n in os.environ.get(MODULES_VARIABLE, "").split(","))):
             importlib.import_module(name)
-        from importlib.metadata import entry_points
         for point in entry_points(group=ENTRY_POINT_GROUP):
             spec = point.load()
             if not isinstance(spec, GameSpec):

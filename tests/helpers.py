@@ -117,8 +117,8 @@ def interrupt_training(config, monkeypatch) -> int:
     a tiny config of 2048 timesteps): checks it exits with code 130, puts the env's step back for
     a resume, and returns the timesteps of the checkpoint it saved."""
     # imported here, not above: the env tests use this module too, and training loads SB3 and torch
-    from training import train as train_module
-    from training.learner_env import BatchedLearnerEnv
+    from training.learning import train as train_module
+    from training.learning.learner_env import BatchedLearnerEnv
 
     calls = {"n": 0}
     original = BatchedLearnerEnv.step_wait

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from training.config import PoolEntry
-from training.games import EnvHandle
-from training.learner_env import BatchedLearnerEnv, LearnerEnv, LearnerTable, OpponentPool
+from training.learning.config import PoolEntry
+from training.common.games import EnvHandle
+from training.learning.learner_env import BatchedLearnerEnv, LearnerEnv, LearnerTable, OpponentPool
 
 SETTINGS = [
     ("craits_v0", {"deals": [3, 2]}, [PoolEntry("heuristic", 1.0), PoolEntry("random", 1.0),
@@ -57,8 +57,8 @@ def test_games_split_over_worker_processes_play_the_same(tmp_path):
     import functools
 
     from test_training import tiny
-    from training.learner_env import ShardedLearnerEnv
-    from training.train import learner_table
+    from training.learning.learner_env import ShardedLearnerEnv
+    from training.learning.train import learner_table
     config = tiny(tmp_path, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: checkpoints/craits, weight: 1}]"})
     env = EnvHandle(config.env.id, config.env.args)
     make_table = functools.partial(learner_table, config, env, tmp_path)
@@ -90,7 +90,7 @@ def test_limit_threads_caps_numpy_blas():
     opponents: small matrices, a process per core)."""
     from threadpoolctl import threadpool_info
 
-    from training.executor import limit_threads
+    from training.running.executor import limit_threads
     blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
     assert blas, "numpy links a BLAS that threadpoolctl sees"
     limit_threads(1)

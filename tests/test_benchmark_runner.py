@@ -1,4 +1,4 @@
-"""The benchmark runner (training.benchmark): a micro benchmark end to end, reruns that skip
+"""The benchmark runner (training.learning.benchmark): a micro benchmark end to end, reruns that skip
 finished trials, interrupted trials that resume, config errors that name the key path."""
 import csv
 import json
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from training import benchmark as bm
+from training.learning import benchmark as bm
 from training.algorithms import MODULES
 
 # Whatever is registered (MaskablePPO at least), but rllib_ppo: it starts a Ray per trial and
@@ -50,7 +50,7 @@ def micro_run(tmp_path_factory):
     """One micro benchmark (1 setting: partnership Craits, short games; every registered
     algorithm; 2 seeds), started with one trial interrupted at step 128 of 256 and one killed
     before its first checkpoint, as a crash would leave them."""
-    from training.train import train
+    from training.learning.train import train
     out = tmp_path_factory.mktemp("bench") / "micro"
     bench = bm.load_benchmark(data=micro(out))
     trials = {t.name: t for t in bm.plan_trials(bench, out)}

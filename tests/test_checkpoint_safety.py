@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from training.checkpoint import CheckpointError, check_compatible, load_policy, read_meta
-from training.files import recover_swap, write_atomically
+from training.agents.checkpoint import CheckpointError, check_compatible, load_policy, read_meta
+from training.common.files import recover_swap, write_atomically
 
 RULES = {"nine": "same_colour"}
 
@@ -248,7 +248,7 @@ def test_writes_survive_a_symlinked_checkpoint_and_stale_old_entries(tmp_path):
 
 
 def test_clean_leftovers_recovers_then_removes_temporary_folders(tmp_path):
-    from training.checkpoint import clean_leftovers
+    from training.agents.checkpoint import clean_leftovers
     run = tmp_path / "run"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from training import preflight as preflight_module
-from training.config import ConfigError, MAX_SHOWN, check_resumable, load_config
-from training.games import make_raw_env, parse_env_args
-from training.preflight import check_config
+from training.learning import preflight as preflight_module
+from envs.engine import MAX_SHOWN
+from training.learning.config import ConfigError, check_resumable, load_config
+from training.common.games import make_raw_env, parse_env_args
+from training.learning.preflight import check_config
 
 QUICK = "configs/craits_quick.yaml"
 MESSAGE_MAX = 3 * MAX_SHOWN + 200  # a message may quote a clipped value and some context, never more
@@ -227,11 +228,11 @@ def test_each_problem_is_one_line_and_their_number_is_bounded():
 
 
 def test_checks_needing_the_env_or_agents_run_apart_from_loading():
-    # The schema knows no env, agent or checkpoint: training.preflight checks those.
+    # The schema knows no env, agent or checkpoint: training.learning.preflight checks those.
     config = load_config(QUICK, ["env.args.nine=any", "opponents.pool=[{agent: checkpoints/nothing_here}]"])
     with pytest.raises(ConfigError, match="'env.args'.*nine"):
         check_config(config)
-    tree = ast.parse(Path("training/config.py").read_text())
+    tree = ast.parse(Path("training/learning/config.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     assert not {"agents", "games", "checkpoint"} & {name.rsplit(".", 1)[-1] for name in imported if name}

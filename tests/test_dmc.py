@@ -4,11 +4,11 @@ import json
 import numpy as np
 import pytest
 
-from training import train as train_module
+from training.learning import train as train_module
 from training.agents import PolicyAgent
 from training.algorithms import dmc
-from training.config import load_config
-from training.games import EnvHandle
+from training.learning.config import load_config
+from training.common.games import EnvHandle
 from helpers import interrupt_training
 from test_training import _play_with
 

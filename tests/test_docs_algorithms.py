@@ -1,5 +1,5 @@
 """docs/algorithms.md's worked example is a working algorithm: registered as the page says,
-it trains through training.train, checkpoints, resumes and plays as an agent."""
+it trains through training.learning.train, checkpoints, resumes and plays as an agent."""
 import re
 import subprocess
 import sys
@@ -16,10 +16,10 @@ sys.modules[spec.name] = module
 spec.loader.exec_module(module)
 import training.algorithms
 training.algorithms.MODULES["REINFORCE"] = "training.algorithms.reinforce"  # the registry line
-from training import train as train_module
+from training.learning import train as train_module
 from training.agents import make_agent
-from training.config import load_config
-from training.games import EnvHandle
+from training.learning.config import load_config
+from training.common.games import EnvHandle
 out = Path(sys.argv[2])
 config = load_config("configs/craits_quick.yaml", [
     "algorithm={name: REINFORCE, net_arch: [16], train_every: 16}", "env.args.deals=[3]",

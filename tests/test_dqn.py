@@ -9,11 +9,11 @@ import torch
 
 from helpers import interrupt_training
 from test_training import tiny
-from training import train as train_module
+from training.learning import train as train_module
 from training.agents import PolicyAgent, checked_act
 from training.algorithms import dqn
-from training.config import load_config
-from training.games import EnvHandle
+from training.learning.config import load_config
+from training.common.games import EnvHandle
 
 SMALL = dict(net_arch=[16], buffer_size=4096, batch_size=32, learning_starts=256, train_freq=8, target_update=20,
              epsilon_decay_steps=512)
@@ -82,7 +82,7 @@ def test_interrupted_run_resumes(tmp_path, monkeypatch):
 
 
 def test_batch_larger_than_the_buffer_is_refused():
-    from training.config import ConfigError
+    from training.learning.config import ConfigError
     with pytest.raises(ConfigError, match="'algorithm.batch_size' must be at most algorithm.buffer_size"):
         load_config("configs/craits_dqn_quick.yaml", ["algorithm.batch_size=100001"])
 

@@ -1,4 +1,4 @@
-"""training.ensemble: several checkpoints as one wider MLP whose scores are exactly the mean
+"""training.agents.ensemble: several checkpoints as one wider MLP whose scores are exactly the mean
 of theirs; members that don't fit together are refused, naming the member and the field."""
 import json
 import os
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from training.agents import PolicyAgent
-from training.checkpoint import CheckpointError
-from training.ensemble import main, make_ensemble
-from training.evaluate import evaluate
-from training.games import EnvHandle
+from training.agents.checkpoint import CheckpointError
+from training.agents.ensemble import main, make_ensemble
+from training.matches.evaluate import evaluate
+from training.common.games import EnvHandle
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -12,13 +12,13 @@ import signal
 import numpy as np
 import pytest
 
-import training.evaluate as evaluate_module
-import training.learner_env as learner_env_module
-import training.play as play_module
+import training.matches.evaluate as evaluate_module
+import training.learning.learner_env as learner_env_module
+import training.frontends.play as play_module
 from training.agents import IllegalMoveError
-from training.config import PoolEntry
-from training.games import EnvHandle
-from training.learner_env import LearnerEnv, OpponentPool
+from training.learning.config import PoolEntry
+from training.common.games import EnvHandle
+from training.learning.learner_env import LearnerEnv, OpponentPool
 
 SHORT = {"deals": [3, 2]}
 

@@ -1,4 +1,4 @@
-"""training.evaluate: duplicate format, statistics, processes, CLI and errors."""
+"""training.matches.evaluate: duplicate format, statistics, processes, CLI and errors."""
 import json
 import re
 from collections import defaultdict
@@ -6,8 +6,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from training.evaluate import evaluate, format_table, main, rotated
-from training.games import EnvHandle
+from training.matches.evaluate import evaluate, format_table, main, rotated
+from training.common.games import EnvHandle
 
 SHORT = {"deals": [3, 2]}  # a two-deal Craits game keeps these tests fast
 
@@ -148,7 +148,7 @@ def test_cli_reports_bad_agents_without_traceback(capsys):
     (["--agents", "random,random,random,random,random"], "5 agents for 4 seats"),
 ])
 def test_play_and_evaluate_clis_name_bad_input(argv, message, capsys):
-    from training import play as play_module
+    from training.frontends import play as play_module
     for cli in (play_module.main, main):
         with pytest.raises(SystemExit):
             cli(argv + (["--games", "1", "--processes", "1"] if cli is main else []))
@@ -170,7 +170,7 @@ def test_table_says_what_the_score_is_how_many_games_and_who_sits_where(env_id, 
 
 
 def test_play_header_says_who_sits_where_and_help_names_the_command(capsys):
-    from training import play as play_module
+    from training.frontends import play as play_module
     play_module.main(["--agents", "random,heuristic", "--seed", "5", "--arg", "deals=[3]"])
     out = capsys.readouterr().out
     assert out.startswith("craits_v0 (deals=[3]), seed 5\nseat 0: random\nseat 1: heuristic\nseat 2: random\n"
@@ -194,6 +194,6 @@ def test_a_search_bot_is_an_agent_in_evaluate_and_play(capsys):
     result = main(["--agents", "ismcts:simulations=10,uct_c=1.4,seed=3,heuristic,heuristic,heuristic", "--games", "1",
                    "--arg", "deals=[2]", "--processes", "1"])
     assert result["layout"][0] == "ismcts:simulations=10,uct_c=1.4,seed=3"
-    from training.play import main as play_main
+    from training.frontends.play import main as play_main
     play_main(["--agents", "ismcts:simulations=10,random", "--arg", "deals=[2]"])
     assert "seat 0: ismcts:simulations=10" in capsys.readouterr().out

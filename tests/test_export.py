@@ -1,4 +1,4 @@
-"""ONNX export (training/export.py): the graph and its sidecar, parity with the numpy and
+"""ONNX export (training/agents/export.py): the graph and its sidecar, parity with the numpy and
 torch policies on observations from real games, the loader's checks, the CLI."""
 import hashlib
 import json
@@ -11,12 +11,13 @@ import onnx
 import pytest
 from onnx import TensorProto, numpy_helper
 
-from training import export as ex
-from training import train as train_module
+from training.agents import export as ex
+from training.agents import exported as exported_mod
+from training.learning import train as train_module
 from training.agents import PolicyAgent
 from training.algorithms import maskable_ppo
-from training.checkpoint import CheckpointError, save_checkpoint
-from training.games import EnvHandle
+from training.agents.checkpoint import CheckpointError, save_checkpoint
+from training.common.games import EnvHandle
 
 from test_training import tiny
 
@@ -76,7 +77,7 @@ def test_onnx_numpy_and_torch_agree(trained, env_id):
     from sb3_contrib import MaskablePPO
     checkpoint, exported, observations, masks = trained[env_id]
     legal = masks > 0
-    onnx_logits, onnx_actions = ex.OnnxAgent(exported).evaluate(observations, masks)
+    onnx_logits, onnx_actions = exported_mod.OnnxAgent(exported).evaluate(observations, masks)
 
     policy = PolicyAgent(checkpoint)
     numpy_logits = np.where(legal, np.array([policy.logits(o) for o in observations]), -np.inf)
@@ -124,9 +125,9 @@ def test_graph_inputs_outputs_and_operators(trained):
     _, exported, _, _ = trained["craits_v0"]
     model = onnx.load(str(exported / "model.onnx"))
     onnx.checker.check_model(model, full_check=True)
-    assert [(v.name, v.type.tensor_type.elem_type, ex._dims(v)) for v in model.graph.input] == [
+    assert [(v.name, v.type.tensor_type.elem_type, exported_mod._dims(v)) for v in model.graph.input] == [
         ("observation", TensorProto.FLOAT, [None, 206]), ("action_mask", TensorProto.FLOAT, [None, 109])]
-    assert [(v.name, v.type.tensor_type.elem_type, ex._dims(v)) for v in model.graph.output] == [
+    assert [(v.name, v.type.tensor_type.elem_type, exported_mod._dims(v)) for v in model.graph.output] == [
         ("logits", TensorProto.FLOAT, [None, 109]), ("action", TensorProto.INT64, [None])]
     assert [(op.domain, op.version) for op in model.opset_import] == [("", ex.OPSET)]
     assert [n.op_type for n in model.graph.node] == ["Gemm", "Tanh", "Gemm", "Tanh", "Gemm", "Greater", "Where",
@@ -184,7 +185,7 @@ def test_action_selection_is_carried(tmp_path):
     checkpoint = synthetic_checkpoint(tmp_path / "ckpt", action_selection="masked_sampling")
     bot = json.loads((export_cli(checkpoint, tmp_path / "bot") / "bot.json").read_text())
     assert bot["action_selection"] == "masked_sampling"
-    assert ex.load_exported(tmp_path / "bot", EnvHandle("craits_v0"), deterministic=None).deterministic is False
+    assert exported_mod.load_exported(tmp_path / "bot", EnvHandle("craits_v0"), deterministic=None).deterministic is False
     synthetic_checkpoint(tmp_path / "bad", action_selection="epsilon_greedy")
     with pytest.raises(CheckpointError, match="field 'action_selection' must be one of masked_argmax"):
         ex.export(tmp_path / "bad", tmp_path / "bot2")
@@ -196,7 +197,7 @@ def test_mask_is_applied_inside_the_graph(tmp_path):
     bias = np.zeros(109)
     bias[0] = 1e30
     checkpoint = synthetic_checkpoint(tmp_path / "ckpt", bias=bias)
-    agent = ex.load_exported(export_cli(checkpoint, tmp_path / "bot"), EnvHandle("craits_v0"), seed=0)
+    agent = exported_mod.load_exported(export_cli(checkpoint, tmp_path / "bot"), EnvHandle("craits_v0"), seed=0)
     observations, masks = ex.record_observations(EnvHandle("craits_v0"), 200)
     masks[:, 0] = 0
     masks[:, 1] = 1
@@ -212,14 +213,14 @@ def test_mask_is_applied_inside_the_graph(tmp_path):
 def test_sampling_matches_policy_agent_and_batches(trained):
     checkpoint, exported, observations, masks = trained["pairs_draft_v0"]
     observations, masks = observations[:300], masks[:300]
-    onnx_agent = ex.OnnxAgent(exported, deterministic=False, seed=7)
+    onnx_agent = exported_mod.OnnxAgent(exported, deterministic=False, seed=7)
     policy = PolicyAgent(checkpoint, deterministic=False, seed=7)
     one_by_one = [onnx_agent.act(o, m) for o, m in zip(observations, masks)]
     assert one_by_one == [policy.act(o, m) for o, m in zip(observations, masks)]
     assert len(set(one_by_one)) > 1
-    batch = ex.OnnxAgent(exported, deterministic=False, seed=7).act_batch(observations, masks)
+    batch = exported_mod.OnnxAgent(exported, deterministic=False, seed=7).act_batch(observations, masks)
     assert batch.dtype == np.int64 and batch.tolist() == one_by_one
-    deterministic = ex.OnnxAgent(exported)
+    deterministic = exported_mod.OnnxAgent(exported)
     assert deterministic.act_batch(observations, masks).tolist() == \
         [deterministic.act(o, m) for o, m in zip(observations, masks)]
 
@@ -229,9 +230,9 @@ def test_exported_bot_plays_whole_games_without_torch(trained):
     _, exported, _, _ = trained["pairs_draft_v0"]
     code = f"""
 import sys
-from training.export import load_exported
+from training.agents.exported import load_exported
 from training.agents import checked_act
-from training.games import EnvHandle
+from training.common.games import EnvHandle
 env = EnvHandle("pairs_draft_v0")
 agents = [load_exported({str(exported)!r}, env, seed=s, name="onnx:bot") for s in range(4)]
 for game in range(3):
@@ -279,7 +280,7 @@ def replace_model(folder, model):
 
 
 def load(folder, env_id="craits_v0", args=CRAITS_ARGS):
-    return ex.load_exported(folder, EnvHandle(env_id, args))
+    return exported_mod.load_exported(folder, EnvHandle(env_id, args))
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -382,7 +383,7 @@ def test_non_finite_logits_are_refused(tmp_path):
     bias = next(t for t in model.graph.initializer if t.name == "action_bias")
     bias.CopyFrom(numpy_helper.from_array(np.full(109, np.nan, np.float32), "action_bias"))
     replace_model(exported, model)
-    agent = ex.load_exported(exported, EnvHandle("craits_v0"))
+    agent = exported_mod.load_exported(exported, EnvHandle("craits_v0"))
     with pytest.raises(CheckpointError, match="gives NaN logits for the legal moves"):
         agent.act(np.zeros(206), np.ones(109))
 
@@ -419,7 +420,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 ])
 def test_out_spelled_otherwise_is_still_the_checkpoint_or_the_current_folder(tmp_path, monkeypatch, capsys, out,
                                                                               message):
-    """The same check as ``training.ensemble``'s --out (``training.files.check_replaceable``)."""
+    """The same check as ``training.agents.ensemble``'s --out (``training.common.files.check_replaceable``)."""
     work = tmp_path / "work"
     synthetic_checkpoint(work / "ck")
     (work / "link").symlink_to("ck")
@@ -451,11 +452,11 @@ def test_an_exported_bot_is_an_agent_everywhere(tmp_path):
     """``onnx:DIR`` or the folder itself seats the exported bot wherever agents are named,
     playing the moves of the checkpoint it came from."""
     from training.agents import make_agent
-    from training.evaluate import evaluate
+    from training.matches.evaluate import evaluate
     export_cli("checkpoints/craits", tmp_path / "bot")
     env = EnvHandle("craits_v0", {"deals": [3, 2]})
     for spec in (f"onnx:{tmp_path / 'bot'}", str(tmp_path / "bot")):
-        assert isinstance(make_agent(spec, env), ex.OnnxAgent)
+        assert isinstance(make_agent(spec, env), exported_mod.OnnxAgent)
         exported = evaluate(env, [spec, "heuristic", "random", "heuristic"], games=3, seed=4, processes=1)
         original = evaluate(env, ["checkpoints/craits", "heuristic", "random", "heuristic"], games=3, seed=4,
                             processes=1)

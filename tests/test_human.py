@@ -1,4 +1,4 @@
-"""The terminal agent (training/human.py): prompts from the seat's own view (the game's
+"""The terminal agent (training/agents/human.py): prompts from the seat's own view (the game's
 ``present`` module), moves read as text, bad input re-prompts, the end of input ends the
 game cleanly."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from envs.craits import CraitsGame, Rules
 from envs.present import presentation
 from training.agents import make_agent
-from training.evaluate import play_game
-from training.games import EnvHandle
-from training.human import HumanAgent, HumanQuit, view_text
+from training.matches.evaluate import play_game
+from training.common.games import EnvHandle
+from training.agents.human import HumanAgent, HumanQuit, view_text
 
 CARD = re.compile(r"\b[A2-9TJQK][CDHS]\b")
 

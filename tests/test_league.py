@@ -1,4 +1,4 @@
-"""training.league: schedule, ratings (OpenSkill, Bradley–Terry Elo), the league folder (resume,
+"""training.matches.league: schedule, ratings (OpenSkill, Bradley–Terry Elo), the league folder (resume,
 added agents, refusals, lock), processes, outputs and the CLI. Short Craits games keep it fast."""
 import csv
 import json
@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import training.league
-from training.files import FolderInUse, hold_folder
-from training.league import (LeagueError, bradley_terry, distinct_rotations, elo_from_wins, head_to_head,
+import training.matches.league
+from training.common.files import FolderInUse, hold_folder
+from training.matches.league import (LeagueError, bradley_terry, distinct_rotations, elo_from_wins, head_to_head,
                              main, openskill_ratings, pair_layouts, rate, run_league, schedule, side_ranks)
 
 CHECKPOINT = str(Path(__file__).parent.parent / "checkpoints" / "craits")
@@ -193,16 +193,16 @@ def test_the_lock_is_taken_before_league_json_is_read(tmp_path, monkeypatch):
         assert folder(out) == before
     # A first league that runs from start to end while the second is starting: the second reads
     # its league.json under the lock and refuses, instead of writing its own over the first's games.
-    real_hold_folder, first = training.league.hold_folder, {}
+    real_hold_folder, first = training.matches.league.hold_folder, {}
 
     def first_league_runs_meanwhile(*args):
-        monkeypatch.setattr(training.league, "hold_folder", real_hold_folder)
+        monkeypatch.setattr(training.matches.league, "hold_folder", real_hold_folder)
         league(out, env_args=partnership, games=1)
         first.update(folder(out))
         return real_hold_folder(*args)
 
     shutil.rmtree(out)
-    monkeypatch.setattr(training.league, "hold_folder", first_league_runs_meanwhile)
+    monkeypatch.setattr(training.matches.league, "hold_folder", first_league_runs_meanwhile)
     with pytest.raises(LeagueError, match="rule partnership=True there but False here"):
         league(out, games=1)
     assert "matches.jsonl" in first and folder(out) == first

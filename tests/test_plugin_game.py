@@ -18,8 +18,8 @@ import pytest
 from pettingzoo.test import api_test, seed_test
 
 import plugin_game
-from training.evaluate import evaluate
-from training.games import GAMES, EnvHandle
+from training.matches.evaluate import evaluate
+from training.common.games import GAMES, EnvHandle
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = plugin_game.SPEC.id
@@ -72,7 +72,7 @@ def test_search_bot_plays_it_and_sees_only_its_seat():
 def referee(seed: int, players: int) -> int:
     """A game on the real env with a protocol session per seat: the rebuilt observations are
     the env's, exactly. Returns the moves played."""
-    from training.protocol import BotServer, SeatReporter
+    from training.frontends.protocol import BotServer, SeatReporter
     raw = EnvHandle(GAME, {"num_players": players}).new_raw()
     raw.reset(seed=seed)
     servers = [BotServer("heuristic") for _ in range(players)]
@@ -141,7 +141,7 @@ def test_serve_bot_plays_a_whole_game_over_stdio():
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     from test_training import tiny
-    from training import train as train_module
+    from training.learning import train as train_module
     folder = tmp_path_factory.mktemp("plugin")
     config = tiny(folder, env_id=GAME, **{"opponents.pool": "[{agent: heuristic, weight: 1}]"})
     return train_module.train(config, config.run_dir) / "checkpoint"
@@ -155,7 +155,7 @@ def test_a_tiny_training_run_gives_a_bot_that_plays_it(checkpoint):
 
 
 def test_onnx_export_with_parity(checkpoint, tmp_path):
-    from training import export as ex
+    from training.agents import export as ex
     exported = ex.export(checkpoint, tmp_path / "bot")
     observations, masks = ex.record_observations(EnvHandle(GAME, {}), 500, seed=2)
     result = ex.parity(checkpoint, exported, observations, masks)
@@ -163,7 +163,7 @@ def test_onnx_export_with_parity(checkpoint, tmp_path):
 
 
 def test_a_league(tmp_path, checkpoint):
-    from training.league import run_league
+    from training.matches.league import run_league
     run_league(tmp_path / "league", ["heuristic", "random", str(checkpoint)], GAME, {"num_players": 2}, 4,
                verbose=False)
     league = json.loads((tmp_path / "league" / "league.json").read_text())
@@ -180,9 +180,9 @@ HAND_LINE = "your hand: "
 def test_a_web_app_game_over_http(tmp_path, capsys):
     from starlette.testclient import TestClient
 
-    from training.records import parse_record, replay
-    from training.replay import main as replay_main
-    from training.web import create_app
+    from training.matches.records import parse_record, replay
+    from training.matches.replay import main as replay_main
+    from training.frontends.web import create_app
     app = create_app(bot_roots=())
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:  # a Host the app serves
         games = {g["id"]: g for g in client.get("/api/options").json()["games"]}
@@ -220,8 +220,8 @@ def test_a_web_app_game_over_http(tmp_path, capsys):
 def test_terminal_play_and_its_record_replayed(tmp_path, monkeypatch, capsys):
     import io
 
-    from training.play import play
-    from training.replay import main as replay_main
+    from training.frontends.play import play
+    from training.matches.replay import main as replay_main
     # A person's answers: a wrong word, help, then every card in turn (the illegal ones are refused).
     numbers = "\n".join(str(n) for n in range(1, 13))
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(["bogus", "?", numbers, numbers, numbers]) + "\n"))

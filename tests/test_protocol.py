@@ -1,4 +1,4 @@
-"""The bot protocol (``training/protocol.py``, ``python -m training.serve_bot``;
+"""The bot protocol (``training/frontends/protocol.py``, ``python -m training.serve_bot``;
 ``docs/bot-protocol.md``).
 
 A referee plays games on the real env and tells each seat's server session, through the
@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.games import make_raw_env
-from training.protocol import MAX_LINE, BotServer, SeatReporter
+from training.common.games import make_raw_env
+from training.frontends.protocol import MAX_LINE, BotServer, SeatReporter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -203,7 +203,7 @@ def test_served_scores_by_agent():
 
 def test_an_exported_bot_serves_its_logits(tmp_path):
     pytest.importorskip("onnxruntime")
-    from training.export import export
+    from training.agents.export import export
     export(ROOT / "checkpoints" / "pairs_draft", tmp_path / "bot")
     server = BotServer(f"onnx:{tmp_path / 'bot'}")
     assert start(server, "pairs_draft_v0", players=4, seat=3)["type"] == "ready"

@@ -1,4 +1,4 @@
-"""training.executor: leagues, evaluations and benchmark trials as Ray tasks give the same
+"""training.running.executor: leagues, evaluations and benchmark trials as Ray tasks give the same
 results as the local process pool; agents' files travel through the object store; a worker
 that dies is retried and its matches counted once; a missing Ray names the extra to install.
 One local Ray (2 CPUs, the ``ray_local`` fixture in conftest.py) serves the whole session."""
@@ -15,13 +15,14 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed (the scale extra: pip install -e \".[scale]\")")
 
-from training import benchmark as bm  # noqa: E402
-from training import executor as ex  # noqa: E402
-from training.evaluate import evaluate  # noqa: E402
-from training.evaluate import main as evaluate_main  # noqa: E402
-from training.games import EnvHandle  # noqa: E402
-from training.league import main as league_main  # noqa: E402
-from training.league import run_league  # noqa: E402
+from training.learning import benchmark as bm  # noqa: E402
+from training.agents import folders as copies  # noqa: E402
+from training.running import executor as ex  # noqa: E402
+from training.matches.evaluate import evaluate  # noqa: E402
+from training.matches.evaluate import main as evaluate_main  # noqa: E402
+from training.common.games import EnvHandle  # noqa: E402
+from training.matches.league import main as league_main  # noqa: E402
+from training.matches.league import run_league  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 SHORT = {"deals": [3]}
@@ -81,15 +82,15 @@ def test_league_on_ray_equals_the_local_one_and_adding_an_agent_plays_only_its_m
 def _agent_on_worker(spec):
     from training.agents import make_agent
     agent = make_agent(spec, EnvHandle("craits_v0", SHORT), seed=0)
-    return agent.name, agent.path, os.environ.get(ex.AGENT_COPIES)
+    return agent.name, agent.path, os.environ.get(copies.AGENT_COPIES)
 
 
 def test_a_checkpoint_reaches_the_worker_through_the_object_store(ray_local, pickled_by_value, checkpoint):
-    [(index, (name, path, copies))] = list(ex.RayExecutor().imap(_agent_on_worker, [checkpoint], agents=[checkpoint]))
+    [(index, (name, path, made))] = list(ex.RayExecutor().imap(_agent_on_worker, [checkpoint], agents=[checkpoint]))
     assert name == checkpoint  # named as the user gave it
-    assert path != checkpoint and Path(path).name != "ck" and json.loads(copies) == {checkpoint: path}
-    assert os.environ.get(ex.AGENT_COPIES) is None  # the driver's own make_agent is untouched
-    packed = ex.pack_agents(["random", "heuristic", checkpoint, "ismcts:simulations=5"])
+    assert path != checkpoint and Path(path).name != "ck" and json.loads(made) == {checkpoint: path}
+    assert os.environ.get(copies.AGENT_COPIES) is None  # the driver's own make_agent is untouched
+    packed = copies.pack_agents(["random", "heuristic", checkpoint, "ismcts:simulations=5"])
     assert list(packed) == [checkpoint] and set(packed[checkpoint]) == {"meta.json", "policy.npz"}
 
 
@@ -194,7 +195,7 @@ def untimed(value):
 def test_benchmark_on_ray_equals_the_local_one_and_resumes_like_it(ray_local, tmp_path):
     """Both start from a trial interrupted at step 128 of 256: the Ray one sends the partial run
     folder to its worker and gets the whole folder back."""
-    from training.train import train
+    from training.learning.train import train
     outs = {"local": tmp_path / "local", "ray": tmp_path / "ray"}
     bench = {name: bm.load_benchmark(data=tiny_bench(out)) for name, out in outs.items()}
     [trial] = bm.plan_trials(bench["local"], outs["local"])

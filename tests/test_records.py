@@ -3,13 +3,13 @@ import json
 
 import pytest
 
-from training import evaluate as evaluate_module
-from training import play as play_module
-from training.evaluate import evaluate
-from training.games import EnvHandle
-from training.play import play
-from training.records import RecordError, check_record_folder, parse_record, read_record, replay
-from training.replay import main as replay_main
+from training.matches import evaluate as evaluate_module
+from training.frontends import play as play_module
+from training.matches.evaluate import evaluate
+from training.common.games import EnvHandle
+from training.frontends.play import play
+from training.matches.records import RecordError, check_record_folder, parse_record, read_record, replay
+from training.matches.replay import main as replay_main
 
 
 def _lines(path):

@@ -1,4 +1,4 @@
-"""The RLlib path (training.rllib_env, training.algorithms.rllib_ppo): the multi-agent adapter
+"""The RLlib path (training.learning.rllib_env, training.algorithms.rllib_ppo): the multi-agent adapter
 pays each seat only its own rewards, the masked module never picks an illegal action, the
 seating follows the pool, and a tiny run trains, checkpoints (numpy logits = the RLModule's),
 evaluates and resumes."""
@@ -19,8 +19,8 @@ torch = pytest.importorskip("torch")
 from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.models.torch.torch_distributions import TorchCategorical  # noqa: E402
 
-from training.games import EnvHandle  # noqa: E402
-from training.rllib_env import (LEARNER, AECMultiAgentEnv, AgentModule, MaskedPPOModule,  # noqa: E402
+from training.common.games import EnvHandle  # noqa: E402
+from training.learning.rllib_env import (LEARNER, AECMultiAgentEnv, AgentModule, MaskedPPOModule,  # noqa: E402
                                 SeatMapping, snapshot_id)
 
 ROOT = Path(__file__).parent.parent
@@ -149,7 +149,7 @@ def test_seating_follows_the_pool():
 
 
 def test_an_rllib_config_section_is_checked():
-    from training.config import ConfigError, load_config
+    from training.learning.config import ConfigError, load_config
     config = load_config(ROOT / "configs" / "craits_rllib_quick.yaml")
     assert config.algorithm.name == "rllib_ppo"
     with pytest.raises(ConfigError, match="minibatch_size .* at most train_batch_size"):
@@ -163,12 +163,12 @@ import gc, json, sys
 import numpy as np, torch
 from pathlib import Path
 from ray.rllib.core.columns import Columns
-from training import train as train_module
+from training.learning import train as train_module
 from training.agents import PolicyAgent
 from training.algorithms import rllib_ppo
-from training.config import load_config
-from training.games import EnvHandle
-from training.rllib_env import LEARNER, AECMultiAgentEnv
+from training.learning.config import load_config
+from training.common.games import EnvHandle
+from training.learning.rllib_env import LEARNER, AECMultiAgentEnv
 out = Path(sys.argv[1])
 config = load_config("configs/craits_rllib_quick.yaml", [
     "algorithm.net_arch=[32]", "algorithm.train_batch_size=512", "algorithm.minibatch_size=128",
@@ -209,8 +209,8 @@ def test_a_tiny_run_trains_checkpoints_evaluates_and_resumes(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     run = tmp_path / "run"
     first = json.loads((run / "checkpoint" / "meta.json").read_text())["timesteps"]
-    # The checkpoint plays as any bot: training.evaluate, numpy only.
-    from training.evaluate import bot_layout, evaluate
+    # The checkpoint plays as any bot: training.matches.evaluate, numpy only.
+    from training.matches.evaluate import bot_layout, evaluate
     env = EnvHandle("craits_v0", json.loads((run / "checkpoint" / "meta.json").read_text())["env_args"])
     result = evaluate(env, bot_layout(env, str(run / "checkpoint"), "heuristic"), games=1, seed=0)
     assert result["games"] >= 1 and str(run / "checkpoint") in result["agents"]
@@ -236,7 +236,7 @@ def test_a_tiny_run_trains_checkpoints_evaluates_and_resumes(tmp_path):
 
 
 def test_the_benchmark_plans_an_rllib_ppo_trial(tmp_path):
-    from training.benchmark import load_benchmark, plan_trials
+    from training.learning.benchmark import load_benchmark, plan_trials
     bench = load_benchmark(ROOT / "configs" / "benchmark_small.yaml", [
         "algorithms={rllib_ppo: {num_env_runners: 0, train_batch_size: 2048}}", "seeds=[0]"])
     trials = plan_trials(bench, tmp_path)

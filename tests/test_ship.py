@@ -1,4 +1,4 @@
-"""training.ship: a shipped bot holds its policy only, and the evaluation it records is what
+"""training.agents.ship: a shipped bot holds its policy only, and the evaluation it records is what
 the command it records gives."""
 import json
 import shlex
@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from training.evaluate import evaluate
-from training.games import EnvHandle, parse_env_args
-from training.ship import main, ship
+from training.matches.evaluate import evaluate
+from training.common.games import EnvHandle, parse_env_args
+from training.agents.ship import main, ship
 
 
 def source(tmp_path, name="craits"):

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from training.agents import PolicyAgent, make_agent
-from training.evaluate import bot_layout, evaluate
-from training.games import EnvHandle
-from training.ship import game_args
+from training.matches.evaluate import bot_layout, evaluate
+from training.common.games import EnvHandle
+from training.agents.ship import game_args
 
 SHIPPED = sorted(p for p in (Path(__file__).parent.parent / "checkpoints").iterdir() if (p / "meta.json").is_file())
 SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
@@ -18,7 +18,7 @@ SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
 def test_shipped_bot_is_documented_and_loads_without_torch_pickles(path):
     meta = json.loads((path / "meta.json").read_text())
     assert not (path / "model.zip").exists()
-    for opponent in ("heuristic", "random"):  # what training.ship measured, and how to measure it again
+    for opponent in ("heuristic", "random"):  # what training.agents.ship measured, and how to measure it again
         result = meta["evaluation"][opponent]
         assert result["command"].startswith("python -m training.evaluate ") and f" --agents {path.parent.name}/" in \
             result["command"]

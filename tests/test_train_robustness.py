@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from test_training import tiny
-from training import callback as callback_module
-from training import train as train_module
-from training.config import dump_config
-from training.learner_env import BatchedLearnerEnv
+from training.learning import callback as callback_module
+from training.learning import train as train_module
+from training.learning.config import dump_config
+from training.learning.learner_env import BatchedLearnerEnv
 
 ROOT = Path(__file__).parent.parent
 
@@ -204,7 +204,7 @@ def test_readme_agent_lists_say_how_they_fill_the_table():
     """``--agents`` repeats a short list around the table (``seat_layout``): a README example
     that lists fewer agents than seats must say on its line how many of each sit down."""
     from training.agents import seat_layout
-    from training.games import EnvHandle
+    from training.common.games import EnvHandle
     lines = re.findall(r"^python -m training\.(?:play|evaluate) .*--agents .*$", (ROOT / "README.md").read_text(), re.M)
     assert len(lines) >= 3
     for line in lines:

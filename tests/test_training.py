@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 from training.agents import PolicyAgent, make_agent
-from training.checkpoint import CheckpointError
-from training.config import ConfigError, PoolEntry, load_config
-from training.preflight import check_config
-from training.games import EnvHandle
-from training.learner_env import LearnerEnv, OpponentPool
-from training import train as train_module
+from training.agents.checkpoint import CheckpointError
+from training.learning.config import ConfigError, PoolEntry, load_config
+from training.learning.preflight import check_config
+from training.common.games import EnvHandle
+from training.learning.learner_env import LearnerEnv, OpponentPool
+from training.learning import train as train_module
 from helpers import interrupt_training
 
 QUICK = "configs/craits_quick.yaml"
@@ -33,7 +33,7 @@ def tiny(tmp_path, env_id="craits_v0", **extra):
 def test_shipped_configs_load():
     from pathlib import Path
     for path in sorted(Path("configs").glob("*.yaml")):
-        if path.name.startswith("benchmark_"):  # benchmark configs (training.benchmark)
+        if path.name.startswith("benchmark_"):  # benchmark configs (training.learning.benchmark)
             continue
         config = load_config(path)
         assert config.training.total_timesteps > 0, path
@@ -218,7 +218,7 @@ def test_stochastic_policy_agent_samples_the_masked_softmax(tmp_path):
 def test_cli_trains_shows_and_compares(tmp_path, capsys):
     config = tiny(tmp_path, **{"training.total_timesteps": 256})
     path = tmp_path / "tiny.yaml"
-    from training.config import dump_config
+    from training.learning.config import dump_config
     path.write_text(dump_config(config))
     train_module.main(["--config", str(path), "--show", "--compare", "--compare-games", "2"])
     out = capsys.readouterr().out
@@ -292,7 +292,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, what):
 
 
 def test_a_replacement_cut_between_renames_is_recovered(tmp_path):
-    from training.files import recover_swap, write_atomically
+    from training.common.files import recover_swap, write_atomically
     target = tmp_path / "checkpoint"
     write_atomically(target, lambda d: (d / "meta.json").write_text("1"))
     target.rename(tmp_path / ".checkpoint.old")  # as if stopped between the two renames
@@ -318,7 +318,7 @@ def test_resume_refuses_to_change_the_experiment(tmp_path):
 def test_compare_is_checked_before_training(tmp_path):
     config = tiny(tmp_path)
     path = tmp_path / "tiny.yaml"
-    from training.config import dump_config
+    from training.learning.config import dump_config
     path.write_text(dump_config(config))
     with pytest.raises(SystemExit, match="--compare checkpoints/pairs_draft: .*trained for pairs_draft_v0"):
         train_module.main(["--config", str(path), "--compare", "checkpoints/pairs_draft"])
@@ -337,7 +337,7 @@ def test_a_run_ending_on_an_evaluation_is_not_evaluated_twice(tmp_path):
 
 
 def test_defaults_config_shows_every_default_the_code_uses():
-    from training.config import Config
+    from training.learning.config import Config
     assert load_config("configs/defaults.yaml").to_dict() == load_config(data={}).to_dict() == Config().to_dict()
 
 
@@ -370,7 +370,7 @@ def test_a_wall_clock_cap_stops_training_and_a_resume_has_nothing_left(tmp_path,
 def test_symlog_reward_transform_squashes_the_learner_reward_and_keeps_its_sign(tmp_path):
     """The same games with and without ``training.reward_transform: symlog``: rewards equal
     sign(r)·ln(1+|r|) of the plain ones, step by step; the episode log keeps the env's own."""
-    from training.train import make_vec_env
+    from training.learning.train import make_vec_env
     runs = {}
     for transform in ("none", "symlog"):
         config = tiny(tmp_path / transform, **{"training.reward_transform": transform,

@@ -1,4 +1,4 @@
-"""The web app's API (training/web.py) through Starlette's TestClient: whole games, what the
+"""The web app's API (training/frontends/web.py) through Starlette's TestClient: whole games, what the
 person's seat is shown (and not), the game record, request validation, sessions; and its
 limits (Host and Origin, bot specs, search budget, bots thinking in their own thread, the
 server started and stopped as a person runs it)."""
@@ -29,10 +29,10 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 and warns about 
     from starlette.testclient import TestClient
 
 from envs.engine import shown
-from training import web
-from training.games import EnvHandle
-from training.records import RECORD_FORMAT, parse_record, replay
-from training.web import create_app
+from training.frontends import web
+from training.common.games import EnvHandle
+from training.matches.records import RECORD_FORMAT, parse_record, replay
+from training.frontends.web import create_app
 
 CRAITS = {"env": "craits_v0", "args": {"deals": [3, 2]},
           "agents": ["human", "heuristic", "checkpoints/craits", "random"]}

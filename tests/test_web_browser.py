@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from training.records import parse_record, replay
-from training.web import ServerThread, create_app
+from training.matches.records import parse_record, replay
+from training.frontends.web import ServerThread, create_app
 
 # Running as root on a closed network: no sandbox, nothing fetched in the background.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",

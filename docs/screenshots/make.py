@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from training.web import ServerThread, create_app  # noqa: E402
+from training.frontends.web import ServerThread, create_app  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -1,5 +1,5 @@
 """The bot protocol's Craits table (``Table``) and events (``Reporter``); the protocol's
-machinery is ``envs/protocol.py``, the server ``training/protocol.py``, the messages
+machinery is ``envs/protocol.py``, the server ``training/frontends/protocol.py``, the messages
 ``docs/bot-protocol.md``.
 
 Cards are text such as ``"7H"``. Events: ``deal`` (the deal's number, this seat's hand and

@@ -1,9 +1,9 @@
 """Craits, as the tools see it (``envs/spec.py``)."""
 from ..spec import GameSpec, register_game
+from .bot import CraitsHeuristic
 
 
 def _heuristic(raw):
-    from .bot import CraitsHeuristic
     return CraitsHeuristic(raw.rules)
 
 

@@ -1,5 +1,5 @@
 // Craits on the web page: how its table is drawn (the hooks are listed in
-// training/web_static/app.js; `view` is envs/craits/present.py's seat_view).
+// training/frontends/web_static/app.js; `view` is envs/craits/present.py's seat_view).
 (window.deckgymGames = window.deckgymGames || {}).craits_v0 = function craitsTable(page) {
   "use strict";
   const { el, backs } = page;

@@ -1,5 +1,5 @@
 """The bot protocol's Pairs Draft table (``Table``) and events (``Reporter``); the
-protocol's machinery is ``envs/protocol.py``, the server ``training/protocol.py``, the
+protocol's machinery is ``envs/protocol.py``, the server ``training/frontends/protocol.py``, the
 messages ``docs/bot-protocol.md``.
 
 Cards are numbers 1 to 10. Events: ``deal`` (the starting player and this seat's first

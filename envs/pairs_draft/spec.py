@@ -1,9 +1,9 @@
 """Pairs Draft, as the tools see it (``envs/spec.py``)."""
 from ..spec import GameSpec, register_game
+from .bot import PairsDraftHeuristic
 
 
 def _heuristic(raw):
-    from .bot import PairsDraftHeuristic
     return PairsDraftHeuristic()
 
 

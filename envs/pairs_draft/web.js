@@ -1,5 +1,5 @@
 // Pairs Draft on the web page: how its table is drawn (the hooks are listed in
-// training/web_static/app.js; `view` is envs/pairs_draft/present.py's seat_view).
+// training/frontends/web_static/app.js; `view` is envs/pairs_draft/present.py's seat_view).
 (window.deckgymGames = window.deckgymGames || {}).pairs_draft_v0 = function pairsDraftTable(page) {
   "use strict";
   const { el, backs, seatLabel } = page;

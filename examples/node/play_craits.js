@@ -19,7 +19,7 @@ const POINTS = { A: 1, 2: 20, 3: 0, 4: 15, 5: 30, 6: 30, 7: 20, 8: 50, 9: 30, T:
 const BOT = 0;
 
 // ---- the bot: one JSON request a line, one reply a line
-const bot = spawn(process.env.PYTHON || 'python3', ['-m', 'training.serve_bot', process.argv[2] || 'heuristic'],
+const bot = spawn(process.env.PYTHON || 'python3', ['-m', 'training.frontends.serve_bot', process.argv[2] || 'heuristic'],
   { cwd: path.join(__dirname, '..', '..'), stdio: ['pipe', 'pipe', 'inherit'] });
 const waiting = [];
 readline.createInterface({ input: bot.stdout }).on('line', line => waiting.shift()(JSON.parse(line)));

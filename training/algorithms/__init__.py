@@ -2,7 +2,7 @@
 
 An algorithm module defines (see ``docs/algorithms.md``, and ``maskable_ppo`` as the example):
 
-- ``Config``: its config section, a ``training.schema.Section`` with
+- ``Config``: its config section, a ``training.common.schema.Section`` with
   ``name: Literal["<Name>"]`` and every hyperparameter with its default and bounds, among
   them ``net_arch`` and ``activation`` (the network a checkpoint keeps), ``device`` and
   ``torch_threads``. The module must import without torch at the top (config validation
@@ -14,7 +14,7 @@ An algorithm module defines (see ``docs/algorithms.md``, and ``maskable_ppo`` as
   calling the callback's hooks as SB3 does, ``num_timesteps``, ``save(path)``,
   ``set_logger(logger)``, ``logger``, ``get_env()``, ``observation_space``, ``action_space``.
 - ``policy_arrays(model) -> (arrays, activation)``: the network that picks the moves as
-  plain arrays (``training.checkpoint``'s policy.npz layout: one score per action).
+  plain arrays (``training.agents.checkpoint``'s policy.npz layout: one score per action).
 - ``memory_bytes(config, obs_size, n_actions) -> {part: bytes}``: what it holds beside the
   envs (network, optimizer, experience), an estimate on the high side, checked against the
   machine before a run starts.

@@ -32,7 +32,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from ..schema import Number, Section
+from training.common.schema import Number, Section
 from .value_nets import epsilon_greedy, network_arrays, q_network
 
 ACTION_SELECTION = "masked_argmax"
@@ -55,7 +55,7 @@ class Config(Section):
     epsilon_anneal_timesteps: int = Field(0, ge=0)  # linear from epsilon_start to epsilon; 0: constant
     max_grad_norm: Number = Field(40.0, gt=0)  # DouZero: 40
     device: Literal["cpu", "cuda", "auto"] = "cpu"
-    torch_threads: int = Field(1, gt=0)  # at most os.cpu_count() (training.preflight)
+    torch_threads: int = Field(1, gt=0)  # at most os.cpu_count() (training.learning.preflight)
 
 
 def memory_bytes(config, obs_size: int, n_actions: int) -> dict:

@@ -32,7 +32,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
-from ..schema import Number, Section
+from training.common.schema import Number, Section
 from .value_nets import epsilon_greedy, network_arrays, q_network
 
 ACTION_SELECTION = "masked_argmax"

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ..schema import COEF_MAX, Number, Section
+from training.common.schema import COEF_MAX, Number, Section
 
 ACTION_SELECTION = "masked_sampling"
 
@@ -26,7 +26,7 @@ class Config(Section):
     max_grad_norm: Number = Field(0.5, gt=0)  # any size is safe: a big one just never clips
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     # Small MLPs run fastest on one thread; more threads fight the env for cores. At most
-    # os.cpu_count(), checked on the machine that trains (training.preflight).
+    # os.cpu_count(), checked on the machine that trains (training.learning.preflight).
     torch_threads: int = Field(1, gt=0)
 
 

@@ -1,10 +1,10 @@
 """rllib_ppo: RLlib's PPO (new API stack) on the multi-agent game, sampled by Ray env runners.
 
 - Sampling: ``num_env_runners`` Ray actors (0: the trainer's own process), each playing
-  ``num_envs_per_env_runner`` games of ``training.rllib_env.AECMultiAgentEnv`` (every seat an
+  ``num_envs_per_env_runner`` games of ``training.learning.rllib_env.AECMultiAgentEnv`` (every seat an
   RLlib agent, each seat paid only its own rewards). The batched SB3 learner env train.py
   builds is used only for its spaces.
-- Seating: ``training.rllib_env.SeatMapping`` maps the learner's seat (both seats of its side
+- Seating: ``training.learning.rllib_env.SeatMapping`` maps the learner's seat (both seats of its side
   with ``opponents.partner: learner``) to the trainable module ``learner`` and every other seat
   to a module drawn from ``opponents.pool``: ``heuristic``, ``random`` and checkpoint folders
   run as non-trainable numpy agents (``AgentModule``); ``self_play`` draws frozen copies of the
@@ -34,8 +34,10 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from ..executor import SCALE_EXTRA, import_ray, pack_agents, runtime_env
-from ..schema import COEF_MAX, Number, Section
+from training.agents.folders import pack_agents
+from training.common.games import EnvHandle
+from training.running.executor import SCALE_EXTRA, import_ray, runtime_env
+from training.common.schema import COEF_MAX, Number, Section
 
 # Imported where they are used: Ray (rllib_env and ray.rllib import it), torch and
 # stable-baselines3, which config validation must not wait for; the callback (stable-baselines3)
@@ -121,9 +123,9 @@ class RLlibPPO:
     def __init__(self, config, venv, snapshot_now: bool = True):
         from stable_baselines3.common.logger import Logger
 
-        from ..callback import next_multiple
+        from training.learning.callback import next_multiple
         ray = import_ray("algorithm rllib_ppo")
-        from ..rllib_env import LEARNER
+        from training.learning.rllib_env import LEARNER
         self.config, self.a = config, config.algorithm
         self.env = venv
         self.observation_space, self.action_space = venv.observation_space, venv.action_space
@@ -176,7 +178,7 @@ class RLlibPPO:
 
     def iterate(self, callback) -> bool:
         """One RLlib iteration and the callback's step; False: stop (training.max_seconds)."""
-        from ..callback import next_multiple
+        from training.learning.callback import next_multiple
         result = self.algo.train()  # sample train_batch_size env steps, then update
         self.iterations += 1
         self.num_timesteps += self.learner_steps(result)
@@ -215,7 +217,7 @@ class RLlibPPO:
 
     def take_snapshot(self) -> None:
         """Freeze the learner's policy into the next self-play slot, on every env runner."""
-        from ..rllib_env import snapshot_id
+        from training.learning.rllib_env import snapshot_id
         slot = snapshot_id(self.snapshots_taken, self.window)
         self.snapshots[slot] = {k: v for k, v in self.learner_weights().items() if k.startswith("pi.")}
         self.snapshots_taken += 1
@@ -294,8 +296,7 @@ def build_config(config):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from ..games import EnvHandle
-    from ..rllib_env import LEARNER, AECMultiAgentEnv, AgentModule, MaskedPolicyModule, MaskedPPOModule, \
+    from training.learning.rllib_env import LEARNER, AECMultiAgentEnv, AgentModule, MaskedPolicyModule, MaskedPPOModule, \
         SeatMapping, learner_class, snapshot_id
     a, opp = config.algorithm, config.opponents
     env = EnvHandle(config.env.id, config.env.args)

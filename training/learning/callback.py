@@ -12,9 +12,9 @@ from pathlib import Path
 from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
-from .checkpoint import save_checkpoint, update_meta
-from .config import Config
-from .evaluate import evaluate_bot
+from training.agents.checkpoint import save_checkpoint, update_meta
+from training.learning.config import Config
+from training.matches.evaluate import evaluate_bot
 
 
 def uses_self_play(config: Config) -> bool:
@@ -49,7 +49,7 @@ def checkpoint_meta(config: Config, env, model, evaluation, seconds: float, trai
 
 def save_snapshot(config: Config, env, model, run_dir: Path, seconds: float, learner) -> None:
     """A policy-only checkpoint under ``snapshots/`` for the self-play pool. ``learner``: the
-    algorithm's module, which a run resolves once (``training.train.run_training``)."""
+    algorithm's module, which a run resolves once (``training.learning.train.run_training``)."""
     save_checkpoint(run_dir / "snapshots" / f"step_{model.num_timesteps:09d}", model,
                     checkpoint_meta(config, env, model, None, seconds), learner, with_model=False)
 

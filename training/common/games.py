@@ -11,7 +11,7 @@ import yaml
 from envs import GAMES, GameSpec, default_game, game_spec
 from envs.engine import MAX_SHOWN, clipped, shown
 
-from .schema import parse_yaml, yaml_problem
+from training.common.schema import parse_yaml, yaml_problem
 
 __all__ = ["GAMES", "EnvHandle", "GameSpec", "add_table_arguments", "default_game", "env_arguments", "game_spec",
            "make_raw_env", "parse_env_args"]

@@ -1,4 +1,4 @@
-"""A person at the table in the terminal: the ``human`` agent spec of ``training.play``.
+"""A person at the table in the terminal: the ``human`` agent spec of ``training.frontends.play``.
 
 Everything a person is shown is built from their seat's point of view by the game's
 ``present`` module (``envs/present.py``), never from the table's full rendering (which

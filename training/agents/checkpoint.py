@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .files import file_stamp, recover_leftovers, write_atomically
+from training.common.files import file_stamp, recover_leftovers, write_atomically
 
 FORMAT_VERSION = 1
 
@@ -78,6 +78,8 @@ def update_meta(path, changes: dict) -> None:
 
 ACTIVATIONS = ("tanh", "relu")
 MAX_PARAMETERS = 100_000_000  # far above any deckgym policy; bounds what a meta.json can make us allocate
+MAX_MODEL_BYTES = 4 * MAX_PARAMETERS + (1 << 20)  # float32 weights of the largest network a meta.json may describe
+MODEL_FILE, SIDECAR_FILE = "model.onnx", "bot.json"  # an exported bot's files (training.agents.export)
 MAX_META_BYTES = 16 << 20  # a real one is a few kB; more is no meta.json to parse
 
 

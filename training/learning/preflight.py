@@ -1,6 +1,6 @@
 """Checks of a config against what it meets when it trains: the env its arguments build, the
 agents and checkpoints of its opponent pool, and this machine (cores, memory, a writable
-output.dir). ``training.config`` checks a config on its own; ``check_config`` runs before a
+output.dir). ``training.learning.config`` checks a config on its own; ``check_config`` runs before a
 run starts, so what would fail later fails now, before a run folder exists, naming the key path.
 """
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 from envs.engine import shown
 
-from .agents import make_agent
-from .algorithms import algorithm
-from .config import Config, ConfigError
-from .games import EnvHandle, game_spec
+from training.agents import make_agent
+from training.algorithms import algorithm
+from training.learning.config import Config, ConfigError
+from training.common.games import EnvHandle, game_spec
 
 # Memory beside the network and the rollout buffer, rounded up from measurements: a Python
 # process with torch imported (the trainer, each env subprocess) holds about 235 MiB; an env

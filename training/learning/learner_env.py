@@ -17,14 +17,17 @@ In partnership play, ``partner="learner"`` lets the learner play both seats of i
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 from pathlib import Path
 
 import gymnasium
 import numpy as np
 from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
-from .agents import PolicyAgent, check_move, checked_act, choose_batch, make_agent
+from training.agents import PolicyAgent, check_move, checked_act, choose_batch, make_agent
+from training.running.executor import limit_threads
 
 
 class OpponentPool:
@@ -331,9 +334,7 @@ class BatchedLearnerEnv(VecEnv):
 
 def _shard_worker(conn, env, make_table, ranks) -> None:
     """A worker process's games: a ``BatchedLearnerEnv`` over ``make_table(rank)`` for its ranks."""
-    import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's: it checkpoints, then ends us
-    from .executor import limit_threads
     limit_threads(1)  # a worker per core
     venv = BatchedLearnerEnv(env, [make_table(rank) for rank in ranks])
     while True:
@@ -360,7 +361,6 @@ class ShardedLearnerEnv(VecEnv):
     its own seeds and opponents, so the results are those of one ``BatchedLearnerEnv``."""
 
     def __init__(self, env, make_table, num_envs: int, workers: int):
-        import multiprocessing
         shards = [list(r) for r in np.array_split(np.arange(num_envs), workers) if len(r)]
         context = multiprocessing.get_context("spawn")  # the learner's torch threads make fork unsafe
         self.conns, self.processes, self.slices = [], [], []

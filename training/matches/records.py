@@ -1,4 +1,4 @@
-"""Game records: one game as JSON lines, written by ``training.play``, ``training.evaluate``
+"""Game records: one game as JSON lines, written by ``training.frontends.play``, ``training.matches.evaluate``
 (``--record DIR``: a file per game in the folder DIR) and the web app, and checked and shown
 by ``python -m training.replay``.
 
@@ -16,7 +16,7 @@ seed of ``reset`` and the agent in each seat (extra keys, such as the web app's
 ``human_seat``, are kept). A move line holds the acting seat and the action as text (the
 rules' card notation). The game is deterministic given the env, the seed and the actions,
 so a record replays exactly; an episode shorter than the game (Craits ``episode="deal"``)
-is followed by the next, as ``training.evaluate.play_game`` plays it.
+is followed by the next, as ``training.matches.evaluate.play_game`` plays it.
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ from pathlib import Path
 
 from envs.engine import IllegalActionError, clipped, shown
 
-from .files import write_file
-from .games import EnvHandle
+from training.common.files import write_file
+from training.common.games import EnvHandle
 
 RECORD_FORMAT = "deckgym-game-record"
 RECORD_VERSION = 1

@@ -44,11 +44,12 @@ import numpy as np
 
 from envs.agent import SearchAgent
 from envs.engine import clipped
+from envs.search import ISMCTSBot
 from envs.protocol import ProtocolError, ProtocolReporter, ProtocolTable, fields, integer, json_list, json_type, quoted
 from envs.spec import GameSpec, default_game, discover
 
-from .agents import PolicyAgent, checked_act, make_agent
-from .games import EnvHandle
+from training.agents import PolicyAgent, checked_act, make_agent
+from training.common.games import EnvHandle
 
 __all__ = ["MAX_LINE", "PROTOCOL_VERSION", "SERVED_SPECS", "BotServer", "ProtocolError", "SeatReporter", "Session",
            "read_lines", "serve"]
@@ -223,7 +224,6 @@ def _check_spec(spec: str) -> None:
     if spec in ("random", "heuristic"):
         return
     if spec == "ismcts" or spec.startswith("ismcts:"):
-        from envs.search import ISMCTSBot
         ISMCTSBot.from_spec(spec, default_game().id)  # its options, checked (they are the same for every game)
         return
     if not Path(spec.removeprefix("onnx:")).is_dir():
@@ -232,7 +232,7 @@ def _check_spec(spec: str) -> None:
 
 class BotServer:
     """The protocol's message handler: ``handle(message)`` answers one request (a parsed
-    JSON value), ``handle_line(text)`` one line; the CLI (``training.serve_bot``) and the
+    JSON value), ``handle_line(text)`` one line; the CLI (``training.frontends.serve_bot``) and the
     tests both go through it. One game at a time."""
 
     def __init__(self, agent_spec: str, env_id: str | None = None):

@@ -8,13 +8,11 @@ shows at most ``MAX_SHOWN`` characters of a rejected value.
 
 What a config meets only when it trains (the env its arguments build, the checkpoints in its
 opponent pool, the cores, memory and output.dir of this machine) is checked by
-``training.preflight.check_config``, before a run starts.
+``training.learning.preflight.check_config``, before a run starts.
 """
 from __future__ import annotations
 
 import copy
-import os
-import stat
 import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union
@@ -23,10 +21,10 @@ import yaml
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from envs import default_game
-from envs.engine import MAX_SHOWN, clipped, shown
+from envs.engine import clipped, shown
 
-from .algorithms import config_classes
-from .schema import ConfigError, Number, Section, parse_yaml, yaml_problem
+from training.algorithms import config_classes
+from training.common.schema import ConfigError, read_yaml, Number, Section, parse_yaml, yaml_problem
 
 MAX_PROBLEMS = 10  # problems one message lists
 
@@ -50,7 +48,7 @@ Algorithm = Annotated[Union[tuple(ALGORITHMS.values())], Field(discriminator="na
 
 
 class PoolEntry(Section):
-    agent: str = "heuristic"  # random | heuristic | self_play | a checkpoint folder (checked by training.preflight)
+    agent: str = "heuristic"  # random | heuristic | self_play | a checkpoint folder (checked by training.learning.preflight)
     weight: Number = Field(1.0, ge=0)
 
     def __init__(self, agent: str = "heuristic", weight: float = 1.0, **data):  # also PoolEntry("random", 1.0)
@@ -64,7 +62,7 @@ class SelfPlayConfig(Section):
 
 
 class OpponentsConfig(Section):
-    # "random" (a new seat each episode) or a seat number (one of the env's: training.preflight)
+    # "random" (a new seat each episode) or a seat number (one of the env's: training.learning.preflight)
     learner_seat: Literal["random"] | Annotated[int, Field(ge=0)] = "random"
     # partnership only: "learner" plays both seats of its side, "pool" draws the partner
     partner: Literal["learner", "pool"] = "learner"
@@ -104,7 +102,7 @@ class CheckpointConfig(Section):
 
 
 class OutputConfig(Section):
-    dir: str = "runs"  # a folder this user can write in, or can make: training.preflight
+    dir: str = "runs"  # a folder this user can write in, or can make: training.learning.preflight
     name: str = "run"
 
     @field_validator("name")
@@ -146,23 +144,6 @@ RESUMABLE = ("training.total_timesteps", "training.max_seconds", "checkpoints.",
 
 
 # ---------------------------------------------------------------- reading YAML
-def _read_config(path) -> str:
-    """A config file's text. The file is opened without blocking and must be a regular file:
-    reading a FIFO would wait forever for a writer, a device may never end."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with open(fd, "rb") as f:
-            mode = os.fstat(fd).st_mode
-            if not stat.S_ISREG(mode):
-                raise ConfigError(f"can't read config {path}: it is "
-                                  f"{'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}")
-            return f.read().decode("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"can't read config {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"can't read config {path}: it is not UTF-8 text (byte {exc.start})") from None
-
-
 # ---------------------------------------------------------------- pydantic's errors, named by key path
 def _where(loc) -> tuple[str, Any]:
     """A pydantic error's location as a key path (``opponents.pool[0].weight``), and the section
@@ -240,16 +221,6 @@ def set_override(data: dict, dotted: str, raw: str, error=ConfigError) -> None:
 S = TypeVar("S", bound=Section)  # the top section load_yaml builds
 
 
-def read_yaml(path, error=ConfigError):
-    """The data of the YAML file ``path``, read as a config is (a regular UTF-8 file, opened
-    without blocking) and parsed strictly (``parse_yaml``); invalid YAML raises ``error``."""
-    text = _read_config(path)
-    try:
-        return parse_yaml(text, str(path))
-    except yaml.YAMLError as exc:
-        raise error(f"{path}: not valid YAML: {clipped(str(exc), 3 * MAX_SHOWN)}") from None
-
-
 def load_yaml(model: type[S], path=None, overrides: list[str] | None = None, data: dict | None = None, *,
               error=ConfigError, where=None, what: str = "config",
               shape: str = "a mapping of sections (env, algorithm, ...)") -> S:
@@ -275,7 +246,7 @@ def load_yaml(model: type[S], path=None, overrides: list[str] | None = None, dat
 
 def load_config(path=None, overrides: list[str] | None = None, data: dict | None = None) -> Config:
     """A validated ``Config`` from a YAML file (or a dict), with ``key.path=value`` overrides.
-    A config to train with is then checked by ``training.preflight.check_config``."""
+    A config to train with is then checked by ``training.learning.preflight.check_config``."""
     return load_yaml(Config, path, overrides, data)
 
 

@@ -1,16 +1,18 @@
-"""The building blocks of configs (``training.config``, each algorithm's own section in
+"""The building blocks of configs (``training.learning.config``, each algorithm's own section in
 ``training.algorithms``, and the YAML values of the command lines): strict YAML, strict
 sections and the numbers a float key takes. Below the config and the games, so that both
 (and the algorithms the config lists) can use them."""
 from __future__ import annotations
 
 import math
+import os
+import stat
 from typing import Annotated
 
 import yaml
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from envs.engine import clipped, shown
+from envs.engine import MAX_SHOWN, clipped, shown
 
 
 class ConfigError(ValueError):
@@ -101,3 +103,30 @@ def _refuse_repeated_keys(loader, node, path: str) -> None:
 def yaml_problem(exc: yaml.YAMLError) -> str:
     """What is wrong, in a message's words (a ReaderError, for one, has no ``problem``)."""
     return clipped(str(getattr(exc, "problem", None) or exc))
+
+
+def read_text(path) -> str:
+    """A config file's text. The file is opened without blocking and must be a regular file:
+    reading a FIFO would wait forever for a writer, a device may never end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with open(fd, "rb") as f:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                raise ConfigError(f"can't read config {path}: it is "
+                                  f"{'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}")
+            return f.read().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"can't read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"can't read config {path}: it is not UTF-8 text (byte {exc.start})") from None
+
+
+def read_yaml(path, error=ConfigError):
+    """The data of the YAML file ``path``, read as a config is (a regular UTF-8 file, opened
+    without blocking) and parsed strictly (``parse_yaml``); invalid YAML raises ``error``."""
+    text = read_text(path)
+    try:
+        return parse_yaml(text, str(path))
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {clipped(str(exc), 3 * MAX_SHOWN)}") from None

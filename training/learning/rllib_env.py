@@ -6,7 +6,7 @@
   rewards are summed as the game pays them (its own move, the others' moves, the end) and
   held for that seat alone: paid with its next observation after it has acted, or at the
   episode's end, never to another seat. Rewards earned before a seat's first move join its
-  first move's reward (as ``training.learner_env`` does); a seat that never moved is never
+  first move's reward (as ``training.learning.learner_env`` does); a seat that never moved is never
   paid (it made no decision to learn from).
 - ``MaskedPolicyModule``: the policy MLP ``observation -> net_arch (activation) -> logits``,
   exactly what a checkpoint's policy.npz holds, with illegal logits pushed to RLlib's
@@ -18,12 +18,14 @@
   force its choice.
 - ``SeatMapping``: the ``policy_mapping_fn``: per episode, the learner's seat (or both seats
   of its side) and, for every other seat, a draw from the YAML ``opponents.pool`` with the
-  pool semantics of ``training.learner_env.OpponentPool`` (self_play: the latest snapshot
+  pool semantics of ``training.learning.learner_env.OpponentPool`` (self_play: the latest snapshot
   with probability ``latest_weight``, else one of the ``window`` before it).
 """
 from __future__ import annotations
 
 import random
+import tempfile
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -33,7 +35,9 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from .games import EnvHandle
+from training.agents import make_agent
+from training.common.games import EnvHandle
+from training.running.executor import write_folder
 
 LEARNER = "learner"
 
@@ -155,16 +159,11 @@ class MaskedPPOModule(MaskedPolicyModule, ValueFunctionAPI):
 class AgentModule(TorchRLModule):
     """A deckgym agent as a non-trainable module. ``model_config``: ``env_id``, ``env_args``,
     ``agent`` (a ``training.agents.make_agent`` spec), ``deterministic``, ``seed``, and for a
-    checkpoint or exported bot ``files`` (``training.executor.pack_agents``: its files, read
+    checkpoint or exported bot ``files`` (``training.agents.folders.pack_agents``: its files, read
     by the driver), written into a temporary folder where the module runs, so env runners on
     other machines need no shared disk."""
 
     def setup(self):
-        import tempfile
-        from pathlib import Path
-
-        from .agents import make_agent
-        from .executor import write_folder
         c = self.model_config
         spec = c["agent"]
         if c.get("files"):

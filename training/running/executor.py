@@ -26,31 +26,21 @@ is never counted twice.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 import importlib
-import json
 import multiprocessing
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import envs
 import training
 
-from .checkpoint import MAX_META_BYTES, MAX_PARAMETERS, read_bytes
-from .export import is_exported
-from .files import write_atomically
+from training.agents.folders import agent_copies, pack_agents
+from training.common.files import write_atomically
 
 SCALE_EXTRA = 'pip install -e ".[scale]"'
-AGENT_COPIES = "DECKGYM_AGENT_COPIES"  # JSON {spec: folder}: an env variable, so env subprocesses see it too
 MAX_RETRIES = 3  # a task whose worker died is run again up to this many times
-MAX_MODEL_BYTES = 4 * MAX_PARAMETERS + (1 << 20)  # float32 weights of the largest network a meta.json may describe
-AGENT_FILES = {  # the files an agent folder needs, by kind, with their size caps
-    "checkpoint": {"meta.json": MAX_META_BYTES, "policy.npz": MAX_MODEL_BYTES},
-    "exported": {"model.onnx": MAX_MODEL_BYTES, "bot.json": MAX_META_BYTES},
-}
 EXCLUDES = ["__pycache__", "*.pyc"]
 
 
@@ -82,58 +72,6 @@ def import_ray(what: str = "--ray / --ray-address"):
         raise ExecutorError(f"{what} need{'' if what.startswith('--') else 's'} Ray, which is not installed: "
                             f"{SCALE_EXTRA} (the 'scale' extra)") from None
     return ray
-
-
-# ---------------------------------------------------------------- agents' files
-def agent_folder(spec: str) -> str:
-    """The folder holding ``spec``'s files: where a Ray worker put the copy it received, else the
-    spec itself (``onnx:`` taken off)."""
-    copies = os.environ.get(AGENT_COPIES)
-    if copies:
-        folder = json.loads(copies).get(spec)
-        if folder:
-            return folder
-    return spec.removeprefix("onnx:")
-
-
-def pack_agents(specs) -> dict[str, dict[str, bytes]]:
-    """``{spec: {file name: bytes}}`` for the specs that are local folders (checkpoints, exported
-    bots): read here, so workers need no shared disk. Other specs (``random``, ``ismcts:...``)
-    need no files."""
-    packed = {}
-    for spec in dict.fromkeys(specs):
-        folder = Path(spec.removeprefix("onnx:"))
-        if not (spec.startswith("onnx:") or folder.is_dir()):
-            continue
-        kind = "exported" if spec.startswith("onnx:") or is_exported(folder) else "checkpoint"
-        packed[spec] = {name: read_bytes(folder / name, limit) for name, limit in AGENT_FILES[kind].items()}
-    return packed
-
-
-@contextlib.contextmanager
-def agent_copies(packed: dict[str, dict[str, bytes]]):
-    """While the block runs, ``packed`` agents are folders in a temporary directory that
-    ``agent_folder`` (and so ``make_agent``, here and in subprocesses) finds by spec."""
-    if not packed:
-        yield
-        return
-    previous = os.environ.get(AGENT_COPIES)
-    with tempfile.TemporaryDirectory(prefix="deckgym-agents-") as tmp:
-        mapping = json.loads(previous) if previous else {}
-        for i, (spec, files) in enumerate(packed.items()):
-            folder = Path(tmp) / str(i)  # not the spec: it may be absolute, hold "..", or be long
-            folder.mkdir()
-            for name, data in files.items():
-                (folder / name).write_bytes(data)
-            mapping[spec] = str(folder)
-        os.environ[AGENT_COPIES] = json.dumps(mapping)
-        try:
-            yield
-        finally:
-            if previous is None:
-                os.environ.pop(AGENT_COPIES, None)
-            else:
-                os.environ[AGENT_COPIES] = previous
 
 
 # ---------------------------------------------------------------- executors
@@ -271,5 +209,5 @@ def write_folder(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def replace_folder(folder: Path, files: dict[str, bytes]) -> None:
-    """``folder`` replaced by one holding ``files`` (``training.files.write_atomically``)."""
+    """``folder`` replaced by one holding ``files`` (``training.common.files.write_atomically``)."""
     write_atomically(folder, functools.partial(write_folder, files=files))

@@ -1,0 +1,127 @@
+"""An ensemble of trained bots as one checkpoint: the mean of its members' action scores.
+
+    python -m training.ensemble --out runs/craits_ensemble checkpoints/craits runs/a/checkpoint runs/b/checkpoint
+
+The members (checkpoint folders of the same game and rules, with networks of the same depth
+and activation, picking moves the same way) become one wider MLP that computes exactly the
+mean of their scores: their first layers stacked, each further hidden layer block-diagonal
+(a member's units only see that member's units), and the output layer side by side, divided
+by the number of members. So the ensemble is an ordinary checkpoint (``meta.json``,
+``policy.npz``): it loads as an agent, an opponent or a shipped bot, and exports to every
+frontend (``training.agents.export``) with no code of its own. deckgym's numpy agent
+(``training.agents.PolicyAgent``) evaluates it member by member, skipping the zeros between
+the blocks; other frontends multiply the whole matrices, at the wider network's cost.
+
+Averaging Q-values of independently trained Double DQN agents (different seeds) cancels
+part of each one's estimation noise; ``checkpoints/README.md`` has what it gained here. Only
+members of one kind make sense together: masked-argmax scores (Q-values) with Q-values,
+sampled logits with logits (their mean is a product of the members' policies, renormalised).
+``meta.json`` records every member with the SHA-256 of its ``policy.npz``.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from training.agents.policy import block_spans
+from training.agents.checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
+from training.common.files import check_replaceable
+
+# Fields every member must share: what the game is and how the network's scores are read.
+SHARED = ("env_id", "rules", "observation_size", "action_size", "activation", "action_selection")
+
+
+def ensemble_arrays(layers: list[tuple[list, tuple]]) -> dict[str, np.ndarray]:
+    """policy.npz arrays of the MLP whose scores are the mean of the members' scores;
+    ``layers``: per member, (hidden layers [(W, b), ...], action layer (W, b))."""
+    k, depth = len(layers), len(layers[0][0])
+    spans = block_spans([[bias.shape[0] for _, bias in hidden] for hidden, _ in layers])
+    total = [span.stop for span in spans[-1]]
+    # every member reads the same observation: the first layers stacked
+    arrays = {"layer_0_weight": np.vstack([hidden[0][0] for hidden, _ in layers])}
+    for i in range(1, depth):  # a member's units read only its own previous layer
+        block = np.zeros((total[i], total[i - 1]), np.float32)
+        for (hidden, _), span in zip(layers, spans):
+            block[span[i], span[i - 1]] = hidden[i][0]
+        arrays[f"layer_{i}_weight"] = block
+    for i in range(depth):
+        arrays[f"layer_{i}_bias"] = np.concatenate([hidden[i][1] for hidden, _ in layers])
+    arrays["action_weight"] = np.hstack([action[0] for _, action in layers]) / k
+    arrays["action_bias"] = np.mean([action[1] for _, action in layers], axis=0)
+    return {name: array.astype(np.float32) for name, array in arrays.items()}
+
+
+def _check_out(out: Path, members: list) -> None:
+    """``ValueError`` unless ``out`` may be replaced: it holds nothing, or an earlier ensemble
+    (not one of its members, nor another checkpoint: a shipped bot has the same two files)."""
+    check_replaceable(out, {"meta.json", "policy.npz"}, "an ensemble", {m: f"the member {m}" for m in members})
+    if os.path.lexists(out / "meta.json"):
+        try:
+            algorithm = read_json(out / "meta.json").get("algorithm", {})
+        except (CheckpointError, AttributeError):  # AttributeError: JSON, but no object
+            algorithm = None
+        if not isinstance(algorithm, dict) or algorithm.get("name") != "ensemble":
+            raise CheckpointError(f"--out {out} holds a checkpoint that is not an ensemble, so it is not replaced; "
+                                  "choose another folder")
+
+
+def make_ensemble(members: list, out) -> dict:
+    """Write the ensemble of the checkpoint folders ``members`` to ``out`` (atomically, replacing
+    an earlier ensemble there); return its meta.json. Raise ``CheckpointError`` naming the member
+    and field that disagree, ``ValueError`` when ``out`` holds anything else."""
+    if len(members) < 2:
+        raise CheckpointError(f"an ensemble needs at least 2 members, got {len(members)}")
+    out = Path(out)
+    _check_out(out, members)
+    loaded = [(Path(m), *load_policy(m)) for m in members]
+    first_path, first, first_hidden, _ = loaded[0]
+    for path, meta, hidden, _ in loaded[1:]:
+        for field in SHARED:
+            if meta.get(field) != first.get(field):
+                raise CheckpointError(f"{path}: {field} {meta.get(field)!r} differs from {first_path}'s "
+                                      f"{first.get(field)!r}: the members must play the same game alike")
+        if len(hidden) != len(first_hidden):
+            raise CheckpointError(f"{path}: {len(hidden)} hidden layers, {first_path} has {len(first_hidden)}: "
+                                  "the members' networks must have the same depth")
+    arrays = ensemble_arrays([(hidden, action) for _, _, hidden, action in loaded])
+    hidden_sizes = [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(first_hidden))]
+    recorded = []
+    for path, meta, _, _ in loaded:
+        recorded.append({"path": path.as_posix(), "algorithm": meta.get("algorithm", {}).get("name"),
+                         "hidden_sizes": meta["hidden_sizes"], "timesteps": meta.get("timesteps"),
+                         "policy_sha256": hashlib.sha256((path / "policy.npz").read_bytes()).hexdigest()})
+    meta = {"format_version": FORMAT_VERSION, **{field: first[field] for field in SHARED if field in first},
+            "env_args": first.get("env_args", {}), "hidden_sizes": hidden_sizes,
+            "algorithm": {"name": "ensemble", "net_arch": hidden_sizes, "members": recorded},
+            "timesteps": sum(m["timesteps"] or 0 for m in recorded), "run": "ensemble"}
+
+    def fill(tmp: Path):
+        np.savez_compressed(tmp / "policy.npz", **arrays)  # the blocks' zeros take no room
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+
+    write_atomically(out, fill)
+    return meta
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m training.ensemble", description=__doc__.split("\n\n")[0])
+    parser.add_argument("members", nargs="+", help="checkpoint folders (2 or more)")
+    parser.add_argument("--out", required=True, help="the ensemble's checkpoint folder (replaced if it holds an "
+                                                      "earlier ensemble)")
+    args = parser.parse_args(argv)
+    try:
+        meta = make_ensemble(args.members, args.out)
+    except (ValueError, OSError) as exc:  # CheckpointError is a ValueError
+        sys.exit(f"error: {exc}")
+    print(f"{args.out}: ensemble of {len(args.members)} members, hidden sizes {meta['hidden_sizes']}, "
+          f"{meta['timesteps']} env steps trained in all")
+
+
+if __name__ == "__main__":
+    main()

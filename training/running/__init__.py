@@ -1,0 +1,1 @@
+"""Where work runs: a local process pool or Ray tasks (``executor``)."""
