@@ -16,6 +16,7 @@ budgets; more of both take longer)::
 
     python benchmarks/baselines.py --sets 20 --search 20,100 --out docs/baselines.md
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from training.matches.evaluate import Z95, evaluate, play_game  # noqa: E402
 from training.common.games import EnvHandle  # noqa: E402
+from training.matches.evaluate import Z95, evaluate, play_game  # noqa: E402
 
 SETTINGS = {
     "craits": ("craits_v0", {"preset": "craits"}, "checkpoints/craits"),
@@ -41,6 +42,7 @@ SETTINGS = {
 def seat_advantage(env, games: int, seed: int) -> list[tuple[float, float, float]]:
     """(win share, its 95% half-width, mean points) per seat, random players in every seat."""
     from training.agents import RandomAgent
+
     shares = [[] for _ in range(env.seats)]
     points = [[] for _ in range(env.seats)]
     for game in range(games):
@@ -64,41 +66,75 @@ def ci(interval, digits: int) -> str:
 
 def measure(sets: int, budgets: list[int], seed: int, processes: int, league_sets: int) -> str:
     from training.matches.league import run_league
+
     argv = " ".join(shlex.quote(a) for a in sys.argv[1:])
-    lines = ["# Baselines", "",
-             "Measured, never typed in: this page is written by",
-             "", f"    python benchmarks/baselines.py {argv}", "",
-             f"({time.strftime('%Y-%m-%d')}). Win shares are parts of the wins (a shared win split); the even share is "
-             "what an agent gets by playing no better than the others. Intervals are 95% normal intervals over "
-             "duplicate sets (over games for the seat advantage). Craits points are penalty points (lower is "
-             "better); Pairs Draft points are gains (higher is better). Under `create`'s pressure rule penalties double "
-             "without bound, so its mean points are dominated by a few runaway games: read its win shares.", ""]
+    lines = [
+        "# Baselines",
+        "",
+        "Measured, never typed in: this page is written by",
+        "",
+        f"    python benchmarks/baselines.py {argv}",
+        "",
+        f"({time.strftime('%Y-%m-%d')}). Win shares are parts of the wins (a shared win split); the even share is "
+        "what an agent gets by playing no better than the others. Intervals are 95% normal intervals over "
+        "duplicate sets (over games for the seat advantage). Craits points are penalty points (lower is "
+        "better); Pairs Draft points are gains (higher is better). Under `create`'s pressure rule penalties double "
+        "without bound, so its mean points are dominated by a few runaway games: read its win shares.",
+        "",
+    ]
     for name, (env_id, args, shipped) in SETTINGS.items():
         env = EnvHandle(env_id, args)
         agents = ["random", "heuristic"] + [f"ismcts:simulations={b}" for b in budgets] + ([shipped] if shipped else [])
         partnered = env.rule_args.get("partnership", False)
-        lines += [f"## {name} (`{env_id}`, {', '.join(f'{k}={v}' for k, v in args.items()) or 'default arguments'})",
-                  "", "### Seat advantage (four random players)", "",
-                  "| seat | win share | 95% CI | points |", "|---:|---:|---|---:|"]
+        lines += [
+            f"## {name} (`{env_id}`, {', '.join(f'{k}={v}' for k, v in args.items()) or 'default arguments'})",
+            "",
+            "### Seat advantage (four random players)",
+            "",
+            "| seat | win share | 95% CI | points |",
+            "|---:|---:|---|---:|",
+        ]
         for s, (share, half, pts) in enumerate(seat_advantage(env, sets * env.seats, seed)):
-            lines.append(f"| {s} | {share:.3f} | [{max(0.0, share - half):.3f}, {min(1.0, share + half):.3f}] | "
-                         f"{pts:.1f} |")
+            lines.append(
+                f"| {s} | {share:.3f} | [{max(0.0, share - half):.3f}, {min(1.0, share + half):.3f}] | {pts:.1f} |"
+            )
         mine = "seats 0 and 2" if partnered else "seat 0"
-        lines += ["", f"### Against a fixed field: the agent in {mine}, the heuristic bot in the others", "",
-                  "| agent | win share | 95% CI | even | points/game | 95% CI |", "|---|---:|---|---:|---:|---|"]
+        lines += [
+            "",
+            f"### Against a fixed field: the agent in {mine}, the heuristic bot in the others",
+            "",
+            "| agent | win share | 95% CI | even | points/game | 95% CI |",
+            "|---|---:|---|---:|---:|---|",
+        ]
         for agent in agents:
             if agent == "heuristic":
                 continue  # the field itself: its share is the even one
             layout = [agent if s in ((0, 2) if partnered else (0,)) else "heuristic" for s in range(env.seats)]
             result = evaluate(env, layout, sets, seed=seed, processes=processes)["agents"][agent]
-            lines.append(f"| `{agent}` | {result['win_share']:.3f} | {ci(result['win_share_ci95'], 3)} | "
-                         f"{result['even_share']:.2f} | {result['mean_score']:.1f} | {ci(result['mean_score_ci95'], 1)} |")
+            lines.append(
+                f"| `{agent}` | {result['win_share']:.3f} | {ci(result['win_share_ci95'], 3)} | "
+                f"{result['even_share']:.2f} | {result['mean_score']:.1f} | {ci(result['mean_score_ci95'], 1)} |"
+            )
         with tempfile.TemporaryDirectory() as out:
-            ratings = run_league(out, agents=agents, env_id=env_id, env_args=args, games=league_sets, seed=seed,
-                                 processes=processes, verbose=False)
+            ratings = run_league(
+                out,
+                agents=agents,
+                env_id=env_id,
+                env_args=args,
+                games=league_sets,
+                seed=seed,
+                processes=processes,
+                verbose=False,
+            )
             table = (Path(out) / "ratings.md").read_text().split("\n| rank")[1].split("\n\n")[0]
-        lines += ["", f"### League ({league_sets} duplicate sets per pair; OpenSkill mu with random pinned at 25, "
-                      "Elo with random at 0)", "", "| rank" + table, ""]
+        lines += [
+            "",
+            f"### League ({league_sets} duplicate sets per pair; OpenSkill mu with random pinned at 25, "
+            "Elo with random at 0)",
+            "",
+            "| rank" + table,
+            "",
+        ]
         del ratings
     return "\n".join(lines) + "\n"
 
@@ -112,8 +148,9 @@ def main(argv=None):
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--out", default="docs/baselines.md")
     args = parser.parse_args(argv)
-    text = measure(args.sets, [int(b) for b in args.search.split(",") if b], args.seed, args.processes,
-                   args.league_sets)
+    text = measure(
+        args.sets, [int(b) for b in args.search.split(",") if b], args.seed, args.processes, args.league_sets
+    )
     Path(args.out).write_text(text)
     print(text)
 

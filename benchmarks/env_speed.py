@@ -29,6 +29,7 @@ Run from the repository root::
     python benchmarks/env_speed.py                     # all games, 3 s per row
     python benchmarks/env_speed.py --seconds 10 --games craits --json speed.json
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,6 +50,7 @@ BATCH = 200  # agent steps between clock reads
 
 # ------------------------------------------------------------------ step loops
 # Each loop is an endless generator that yields once per agent step.
+
 
 def engine_loop(rng, factory):
     for k in range(sys.maxsize):
@@ -75,6 +77,7 @@ def aec_loop(rng, make_env):
 
 def rlcard_loop(rng):
     import rlcard
+
     env = rlcard.make("uno", config={"seed": 0})
     while True:
         state, _player = env.reset()
@@ -85,6 +88,7 @@ def rlcard_loop(rng):
 
 def openspiel_loop(rng):
     import pyspiel
+
     game = pyspiel.load_game("crazy_eights")
     while True:
         state = game.new_initial_state()
@@ -110,9 +114,11 @@ def game_rows(name):
     engine_mod, cls_name, aec_mod = GAMES[name]
     cls = getattr(importlib.import_module(engine_mod), cls_name)
     aec = importlib.import_module(aec_mod)
-    return [(f"{name} engine", lambda rng: engine_loop(rng, lambda k: cls(seed=k))),
-            (f"{name} raw_env()", lambda rng: aec_loop(rng, aec.raw_env)),
-            (f"{name} env()", lambda rng: aec_loop(rng, aec.env))]
+    return [
+        (f"{name} engine", lambda rng: engine_loop(rng, lambda k: cls(seed=k))),
+        (f"{name} raw_env()", lambda rng: aec_loop(rng, aec.raw_env)),
+        (f"{name} env()", lambda rng: aec_loop(rng, aec.env)),
+    ]
 
 
 def peer_rows():
@@ -127,6 +133,7 @@ def peer_rows():
 
 
 # ------------------------------------------------------------------ measurement
+
 
 def measure(steps, seconds):
     """Agent steps per second of the step generator ``steps`` over ``seconds`` of wall time."""
@@ -158,8 +165,12 @@ def measure_rows(rows, seconds, warmup, rounds, seed=0, say=print):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="measured wall time per row (default 3)")
-    parser.add_argument("--rounds", type=int, default=5,
-                        help="turns the rows take, each of seconds / rounds; a row's best turn counts (default 5)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=5,
+        help="turns the rows take, each of seconds / rounds; a row's best turn counts (default 5)",
+    )
     parser.add_argument("--warmup", type=float, default=0.3, help="warm-up wall time per row (default 0.3)")
     parser.add_argument("--games", default="craits,pairs_draft", help="deckgym games, comma-separated")
     parser.add_argument("--seed", type=int, default=0, help="seed of the random move choice")
@@ -181,8 +192,15 @@ def main(argv=None):
     def ratio(name, peer):
         return rates[name] / rates[peer] if peer in rates else None
 
-    results = [{"name": name, "steps_per_s": rate, "vs_rlcard_uno": ratio(name, RLCARD),
-                "vs_openspiel_crazy_eights": ratio(name, OPENSPIEL)} for name, rate in rates.items()]
+    results = [
+        {
+            "name": name,
+            "steps_per_s": rate,
+            "vs_rlcard_uno": ratio(name, RLCARD),
+            "vs_openspiel_crazy_eights": ratio(name, OPENSPIEL),
+        }
+        for name, rate in rates.items()
+    ]
     width = max([len(r["name"]) for r in results] + [4])
     print(f"\n{'name':<{width}}  {'agent steps/s':>13}  {'vs RLCard uno':>13}  {'vs OpenSpiel c8':>15}")
     for r in results:
@@ -191,8 +209,19 @@ def main(argv=None):
 
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"seconds": args.seconds, "rounds": args.rounds, "warmup": args.warmup, "seed": args.seed,
-                       "python": platform.python_version(), "results": results, "skipped": skipped}, f, indent=2)
+            json.dump(
+                {
+                    "seconds": args.seconds,
+                    "rounds": args.rounds,
+                    "warmup": args.warmup,
+                    "seed": args.seed,
+                    "python": platform.python_version(),
+                    "results": results,
+                    "skipped": skipped,
+                },
+                f,
+                indent=2,
+            )
         print(f"\nwrote {args.json}")
 
 

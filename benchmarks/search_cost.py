@@ -20,6 +20,7 @@ Run from the repository root::
     python benchmarks/search_cost.py --strength craits --sets 10 --deals 8
     python benchmarks/search_cost.py --strength pairs_draft --sets 6 --spec ismcts:simulations=300
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,10 +40,12 @@ def make_env(game: str, deals=None):
     if game == "craits":
         from envs.craits.bot import CraitsHeuristic
         from envs.craits.env import raw_env
+
         env = raw_env(**({"deals": deals} if deals else {}))
         return env, CraitsHeuristic(env.rules)
     from envs.pairs_draft.bot import PairsDraftHeuristic
     from envs.pairs_draft.env import raw_env
+
     return raw_env(), PairsDraftHeuristic()
 
 
@@ -88,8 +91,10 @@ def cost(games, simulations, rollouts, moves: int, seed: int) -> None:
                     play(env, heuristic, bot, 0, game_seed, times.append, want - len(times))
                     game_seed += 1
                 ms = 1000 * sum(times) / len(times)
-                print(f"{game:<12} {rollout:<10} {sims:>11,} {len(times):>6} {ms:>9.1f} {1000 * ms / sims:>14.1f}",
-                      flush=True)
+                print(
+                    f"{game:<12} {rollout:<10} {sims:>11,} {len(times):>6} {ms:>9.1f} {1000 * ms / sims:>14.1f}",
+                    flush=True,
+                )
 
 
 def strength(game: str, sets: int, spec: str, seed: int, deals) -> None:
@@ -112,16 +117,18 @@ def strength(game: str, sets: int, spec: str, seed: int, deals) -> None:
                 if termination or truncation:
                     env.step(None)
                     continue
-                action = (bot.act_on(env.game, s) if s == seat
-                          else heuristic.act(obs["observation"], obs["action_mask"]))
+                action = bot.act_on(env.game, s) if s == seat else heuristic.act(obs["observation"], obs["action_mask"])
                 env.step(action)
             winners = env.game.winners()
             wins += (seat in winners) / len(winners)
             rewards += total["r"]
         set_wins.append(wins / seats)
         set_rewards.append(rewards / seats)
-        print(f"set {index}: win share {set_wins[-1]:.3f}, mean reward {set_rewards[-1]:+.3f} "
-              f"({time.perf_counter() - start:.0f} s)", flush=True)
+        print(
+            f"set {index}: win share {set_wins[-1]:.3f}, mean reward {set_rewards[-1]:+.3f} "
+            f"({time.perf_counter() - start:.0f} s)",
+            flush=True,
+        )
 
     def mean_ci(values):
         m = sum(values) / len(values)
@@ -131,8 +138,10 @@ def strength(game: str, sets: int, spec: str, seed: int, deals) -> None:
         return m, 1.96 * sd / math.sqrt(len(values))
 
     (w, wci), (r, rci) = mean_ci(set_wins), mean_ci(set_rewards)
-    print(f"\n{game}{' deals ' + ','.join(map(str, deals)) if deals else ''}: {spec} in one seat vs "
-          f"{seats - 1} heuristic, {sets} duplicate sets x {seats} seats = {sets * seats} games")
+    print(
+        f"\n{game}{' deals ' + ','.join(map(str, deals)) if deals else ''}: {spec} in one seat vs "
+        f"{seats - 1} heuristic, {sets} duplicate sets x {seats} seats = {sets * seats} games"
+    )
     print(f"win share {w:.3f} ± {wci:.3f} (even share {1 / seats:.3f}); mean reward per game {r:+.3f} ± {rci:.3f}")
 
 
@@ -141,15 +150,25 @@ def main(argv=None) -> None:
     parser.add_argument("--games", default=",".join(GAMES), help="cost: games, comma-separated")
     parser.add_argument("--simulations", default="100,1000", help="cost: simulation counts, comma-separated")
     parser.add_argument("--rollouts", default="random,heuristic", help="cost: rollout rules, comma-separated")
-    parser.add_argument("--moves", type=int, default=20, help="cost: searched moves timed per row (at most 3 "
-                        "for 10,000 simulations or more)")
+    parser.add_argument(
+        "--moves",
+        type=int,
+        default=20,
+        help="cost: searched moves timed per row (at most 3 for 10,000 simulations or more)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strength", choices=GAMES, help="play duplicate matches against the heuristic instead")
     parser.add_argument("--sets", type=int, default=10, help="strength: duplicate sets (deal seeds)")
-    parser.add_argument("--spec", default="ismcts:simulations=1000",
-                        help="strength: the IS-MCTS bot, e.g. ismcts:simulations=1000,uct_c=1.4")
-    parser.add_argument("--deals", default=None, help="strength, Craits: hand sizes of the deals, e.g. 8 or 8,7 "
-                        "(default: the full game)")
+    parser.add_argument(
+        "--spec",
+        default="ismcts:simulations=1000",
+        help="strength: the IS-MCTS bot, e.g. ismcts:simulations=1000,uct_c=1.4",
+    )
+    parser.add_argument(
+        "--deals",
+        default=None,
+        help="strength, Craits: hand sizes of the deals, e.g. 8 or 8,7 (default: the full game)",
+    )
     args = parser.parse_args(argv)
     if args.strength:
         deals = [int(x) for x in args.deals.split(",")] if args.deals else None

@@ -31,6 +31,7 @@ Run from the repository root::
     python benchmarks/training_profile.py --pool runs/craits_quick/checkpoint
     python benchmarks/training_profile.py --config configs/pairs_draft_quick.yaml --steps 20000
 """
+
 from __future__ import annotations
 
 import argparse
@@ -119,25 +120,31 @@ def profile(config, env, steps: int) -> tuple[Timers, float, int]:
     from training.agents import PolicyAgent, RandomAgent
     from training.algorithms import algorithm
     from training.learning.callback import save_snapshot, uses_self_play
-    from training.running.executor import limit_threads
     from training.learning.learner_env import OpponentPool
     from training.learning.train import make_vec_env, new_model
+    from training.running.executor import limit_threads
 
     torch.set_num_threads(config.algorithm.torch_threads)
     limit_threads(config.algorithm.torch_threads)  # numpy's BLAS too, as training.learning.train does
     raw_cls, heuristic_cls = type(env.raw), type(env.spec.heuristic(env.raw))
     timers = Timers()
-    targets = [(RandomAgent, "act", OPPONENT_ROWS[0]), (heuristic_cls, "act", OPPONENT_ROWS[1]),
-               (PolicyAgent, "logits", OPPONENT_ROWS[2]), (PolicyAgent, "choose", OPPONENT_ROWS[2]),
-               (OpponentPool, "draw", OPPONENT_ROWS[3]),
-               (raw_cls, "step", GAME_ROWS[0]), (raw_cls, "observe_into", GAME_ROWS[1]), (raw_cls, "reset", GAME_ROWS[2])]
+    targets = [
+        (RandomAgent, "act", OPPONENT_ROWS[0]),
+        (heuristic_cls, "act", OPPONENT_ROWS[1]),
+        (PolicyAgent, "logits", OPPONENT_ROWS[2]),
+        (PolicyAgent, "choose", OPPONENT_ROWS[2]),
+        (OpponentPool, "draw", OPPONENT_ROWS[3]),
+        (raw_cls, "step", GAME_ROWS[0]),
+        (raw_cls, "observe_into", GAME_ROWS[1]),
+        (raw_cls, "reset", GAME_ROWS[2]),
+    ]
     with tempfile.TemporaryDirectory(prefix="training_profile_") as tmp:
         run_dir = Path(tmp) / config.output.name
         run_dir.mkdir(parents=True)
         try:
             venv = make_vec_env(config, env, run_dir)
         except ValueError as exc:  # a bad pool entry (OpponentPool loads every fixed entry up front)
-            raise SystemExit(f"error: {exc}")
+            raise SystemExit(f"error: {exc}") from None
         model = new_model(config, venv)
         if uses_self_play(config):
             # as train(): the pool needs one before the first reset
@@ -168,8 +175,10 @@ def timer_overhead_us(n: int = 100_000) -> float:
 
 def report(config, timers: Timers, total: float, steps: int) -> None:
     pool = ", ".join(f"{e.agent}:{e.weight:g}" for e in config.opponents.pool)
-    print(f"{config.env.id}  pool [{pool}]  n_envs {config.vec.n_envs}  n_steps {config.algorithm.n_steps}  "
-          f"net {config.algorithm.net_arch}  torch threads {config.algorithm.torch_threads}")
+    print(
+        f"{config.env.id}  pool [{pool}]  n_envs {config.vec.n_envs}  n_steps {config.algorithm.n_steps}  "
+        f"net {config.algorithm.net_arch}  torch threads {config.algorithm.torch_threads}"
+    )
     print(f"{steps} learner steps in {total:.1f} s: {steps / total:,.0f} learner steps/s\n")
     width = 34
     print(f"{'component':<{width}} {'seconds':>8} {'share':>7} {'calls':>10} {'us/call':>9}")
@@ -193,8 +202,10 @@ def report(config, timers: Timers, total: float, steps: int) -> None:
     row("total (model.learn)", total)
     calls = sum(timers.calls.values())
     overhead = calls * timer_overhead_us() / 1e6
-    print(f"\ntimer overhead (est.): {overhead:.2f} s over {calls} timed calls ({overhead / total:.1%}), "
-          f"spread over the timed rows")
+    print(
+        f"\ntimer overhead (est.): {overhead:.2f} s over {calls} timed calls ({overhead / total:.1%}), "
+        f"spread over the timed rows"
+    )
     acts = sum(timers.calls[n] for n in OPPONENT_ROWS[:3])
     print(f"opponent moves per learner step: {acts / steps:.2f}")
 
@@ -202,19 +213,29 @@ def report(config, timers: Timers, total: float, steps: int) -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default="configs/craits_quick.yaml", help="YAML config (default %(default)s)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
-                        help="override a config value, as in training.learning.train")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a config value, as in training.learning.train",
+    )
     parser.add_argument("--steps", type=int, default=30_000, help="learner steps to train (default %(default)s)")
-    parser.add_argument("--pool", action="append", default=[], metavar="AGENT[=WEIGHT]",
-                        help="replace the opponent pool: random, heuristic, self_play or a checkpoint folder; "
-                             "repeat to mix (weight 1 unless given)")
+    parser.add_argument(
+        "--pool",
+        action="append",
+        default=[],
+        metavar="AGENT[=WEIGHT]",
+        help="replace the opponent pool: random, heuristic, self_play or a checkpoint folder; "
+        "repeat to mix (weight 1 unless given)",
+    )
     args = parser.parse_args(argv)
     overrides = list(args.set) + ["vec.workers=1"] + ([pool_override(args.pool)] if args.pool else [])
     try:
         config = load_config(args.config, overrides)
         env = check_config(config)
     except ConfigError as exc:
-        raise SystemExit(f"error: {exc}")
+        raise SystemExit(f"error: {exc}") from None
     timers, total, steps = profile(config, env, args.steps)
     report(config, timers, total, steps)
 

@@ -24,6 +24,7 @@ Run from the repository root::
     python benchmarks/training_speed.py                    # both games, N = 8, 32, 128
     python benchmarks/training_speed.py --games craits --n 32 --steps 20000 --workers 2
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,9 +43,16 @@ SHIPPED = {"craits_v0": "checkpoints/craits_ppo", "pairs_draft_v0": "checkpoints
 
 def deckgym_config(env_id: str, opponents: str, n: int, rollout: int, workers: int, out: str):
     from training.learning.config import load_config
+
     agent = "heuristic" if opponents == "heuristic" else SHIPPED[env_id]
-    sets = [f"env.id={env_id}", f"vec.n_envs={n}", f"vec.workers={workers}", f"algorithm.n_steps={rollout // n}",
-            f"opponents.pool=[{{agent: {agent}, weight: 1}}]", f"output.dir={out}"]
+    sets = [
+        f"env.id={env_id}",
+        f"vec.n_envs={n}",
+        f"vec.workers={workers}",
+        f"algorithm.n_steps={rollout // n}",
+        f"opponents.pool=[{{agent: {agent}, weight: 1}}]",
+        f"output.dir={out}",
+    ]
     sets += [f"algorithm.{key}={value}" for key, value in PPO.items()]
     sets += [f"algorithm.batch_size={min(PPO['batch_size'], rollout)}"]
     return load_config(data={"env": {"id": env_id, "args": {}}}, overrides=sets)
@@ -52,6 +60,7 @@ def deckgym_config(env_id: str, opponents: str, n: int, rollout: int, workers: i
 
 def model_for(venv, config):
     from training.learning.train import new_model
+
     return new_model(config, venv)
 
 
@@ -65,6 +74,7 @@ def timed_learn(model, steps: int) -> tuple[float, float]:
         began = time.perf_counter()
         train()
         updating[0] += time.perf_counter() - began
+
     model.train = timed_train  # learn() calls self.train() after every rollout
     start, before = time.perf_counter(), model.num_timesteps
     model.learn(steps, reset_num_timesteps=False)
@@ -75,6 +85,7 @@ def timed_learn(model, steps: int) -> tuple[float, float]:
 def batched(env_id, opponents, n, rollout, steps, workers) -> float:
     from training.common.games import EnvHandle
     from training.learning.train import make_vec_env
+
     with tempfile.TemporaryDirectory() as out:
         config = deckgym_config(env_id, opponents, n, rollout, workers, out)
         venv = make_vec_env(config, EnvHandle(env_id, {}), Path(out))
@@ -90,14 +101,21 @@ def dummy(env_id, opponents, n, rollout, steps, workers) -> float:
     from training.common.games import EnvHandle
     from training.learning.learner_env import LearnerEnv
     from training.learning.train import learner_table
+
     with tempfile.TemporaryDirectory() as out:
         config = deckgym_config(env_id, opponents, n, rollout, 1, out)
         env = EnvHandle(env_id, {})
 
         def single(rank):
             table = learner_table(config, env, Path(out), rank)
-            return LearnerEnv(env, table.pool, config.opponents.learner_seat, config.opponents.partner,
-                              seed=config.training.seed * 1000 + rank)
+            return LearnerEnv(
+                env,
+                table.pool,
+                config.opponents.learner_seat,
+                config.opponents.partner,
+                seed=config.training.seed * 1000 + rank,
+            )
+
         venv = VecMonitor(DummyVecEnv([lambda rank=rank: single(rank) for rank in range(n)]))
         venv.seed(config.training.seed)
         return timed_learn(model_for(venv, config), steps)
@@ -118,8 +136,12 @@ def tutorial(rollout: int, steps: int, n: int = 1) -> float:
             self.aec = connect_four_v3.env()
             self.aec.reset(seed=0)
             agent = self.aec.possible_agents[0]
-            self.observation_space = gymnasium.spaces.Box(0, 1, self.aec.observation_space(agent)["observation"]
-                                                          .shape, self.aec.observation_space(agent)["observation"].dtype)
+            self.observation_space = gymnasium.spaces.Box(
+                0,
+                1,
+                self.aec.observation_space(agent)["observation"].shape,
+                self.aec.observation_space(agent)["observation"].dtype,
+            )
             self.action_space = self.aec.action_space(agent)
 
         def reset(self, seed=None, options=None):
@@ -129,16 +151,30 @@ def tutorial(rollout: int, steps: int, n: int = 1) -> float:
         def step(self, action):
             acting = self.aec.agent_selection
             self.aec.step(action)
-            return (self.aec.observe(self.aec.agent_selection)["observation"], self.aec._cumulative_rewards[acting],
-                    self.aec.terminations[acting], self.aec.truncations[acting], self.aec.infos[acting])
+            return (
+                self.aec.observe(self.aec.agent_selection)["observation"],
+                self.aec._cumulative_rewards[acting],
+                self.aec.terminations[acting],
+                self.aec.truncations[acting],
+                self.aec.infos[acting],
+            )
 
         def action_mask(self):
             return self.aec.observe(self.aec.agent_selection)["action_mask"]
 
     from stable_baselines3.common.vec_env import DummyVecEnv
+
     env = DummyVecEnv([lambda: ActionMasker(AecAsGym(), lambda env: env.action_mask()) for _ in range(n)])
-    model = MaskablePPO("MlpPolicy", env, n_steps=rollout // n, batch_size=min(PPO["batch_size"], rollout), n_epochs=PPO["n_epochs"],
-                        seed=0, verbose=0, policy_kwargs={"net_arch": PPO["net_arch"], "activation_fn": nn.Tanh})
+    model = MaskablePPO(
+        "MlpPolicy",
+        env,
+        n_steps=rollout // n,
+        batch_size=min(PPO["batch_size"], rollout),
+        n_epochs=PPO["n_epochs"],
+        seed=0,
+        verbose=0,
+        policy_kwargs={"net_arch": PPO["net_arch"], "activation_fn": nn.Tanh},
+    )
     return timed_learn(model, steps)
 
 
@@ -153,15 +189,19 @@ def main(argv=None):
     parser.add_argument("--paths", default="batched,dummy", help="batched and/or dummy")
     args = parser.parse_args(argv)
     import torch
+
     torch.set_num_threads(PPO["torch_threads"])
     from training.running.executor import limit_threads
+
     limit_threads(PPO["torch_threads"])  # numpy's BLAS too, as training.learning.train does
     base = {}  # N -> the tutorial pattern's learner steps/s with N envs
     for n in map(int, args.n.split(",")):
         try:
             base[n], update = tutorial(args.rollout, args.steps, n)
-            print(f"tutorial pattern (connect_four, N={n}, n_steps {args.rollout // n}): {base[n]:,.0f} learner steps/s"
-                  f"  (PPO updates {update * 1e6:.0f} us/step, {update * base[n]:.0%})")
+            print(
+                f"tutorial pattern (connect_four, N={n}, n_steps {args.rollout // n}): {base[n]:,.0f} learner steps/s"
+                f"  (PPO updates {update * 1e6:.0f} us/step, {update * base[n]:.0%})"
+            )
         except ImportError as exc:
             print(f"skipped the tutorial pattern: {exc} (pip install -e '.[bench]')")
             break
@@ -175,14 +215,21 @@ def main(argv=None):
                     rate, update = paths[path](env_id, opponents, n, args.rollout, args.steps, args.workers)
                     rows.append((env_id, opponents, n, path, rate, update))
                     least_update[env_id] = min(update, least_update.get(env_id, update))
-                    ratio = f"  {rate / base[n]:.2f}x the tutorial at N={n}, {rate / best:.2f}x at its best" if base else ""
-                    print(f"{env_id:<15} {opponents:<10} N={n:<4} {path:<8} {rate:>8,.0f} learner steps/s  "
-                          f"(PPO updates {update * 1e6:.0f} us/step, {update * rate:.0%}){ratio}", flush=True)
+                    ratio = (
+                        f"  {rate / base[n]:.2f}x the tutorial at N={n}, {rate / best:.2f}x at its best" if base else ""
+                    )
+                    print(
+                        f"{env_id:<15} {opponents:<10} N={n:<4} {path:<8} {rate:>8,.0f} learner steps/s  "
+                        f"(PPO updates {update * 1e6:.0f} us/step, {update * rate:.0%}){ratio}",
+                        flush=True,
+                    )
     if best:
         # The PPO updates cost the same on every path of a game (same settings, same rollout
         # size), so they alone bound what any faster rollout collection can reach.
-        print("\nceiling: with everything but the PPO updates free, a game's path would reach at most "
-              "1 / (its least update time per step) learner steps/s, as a multiple of the tutorial at its best:")
+        print(
+            "\nceiling: with everything but the PPO updates free, a game's path would reach at most "
+            "1 / (its least update time per step) learner steps/s, as a multiple of the tutorial at its best:"
+        )
         for env_id, update in least_update.items():
             print(f"  {env_id:<15} {1 / update:>8,.0f} learner steps/s = {1 / update / best:.2f}x")
     return rows

@@ -1,6 +1,7 @@
 """deckgym environments. Importing this package registers the games (``envs/spec.py``),
 with PettingZoo's registry too, so ``pettingzoo.make("aec", "deckgym/craits-v0")`` (or
 ``"deckgym/pairs_draft-v0"``) finds them."""
+
 import importlib
 
 from .spec import GAMES, GameSpec, default_game, game_spec, register_game

@@ -5,6 +5,7 @@ encoder and the reward rule; this class owns the AEC bookkeeping (agents, reward
 terminations, illegal actions, seeding, rendering) in one place, so both games behave
 the same way.
 """
+
 from __future__ import annotations
 
 import random
@@ -39,8 +40,10 @@ def check_arguments(env_name: str, given, allowed) -> None:
     """``ValueError`` naming every argument of ``given`` that the env does not take."""
     unknown = [k for k in given if k not in allowed]
     if unknown:
-        raise ValueError(f"unknown {env_name} argument {', '.join(shown(k) for k in unknown)}: "
-                         f"the arguments are {', '.join(allowed)}")
+        raise ValueError(
+            f"unknown {env_name} argument {', '.join(shown(k) for k in unknown)}: "
+            f"the arguments are {', '.join(allowed)}"
+        )
 
 
 class CardGameEnv(AECEnv):
@@ -57,8 +60,15 @@ class CardGameEnv(AECEnv):
 
     metadata = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
 
-    def __init__(self, num_players: int, obs_size: int, num_actions: int, illegal_action: str = "penalty",
-                 illegal_reward: float = -1.0, render_mode: str | None = None):
+    def __init__(
+        self,
+        num_players: int,
+        obs_size: int,
+        num_actions: int,
+        illegal_action: str = "penalty",
+        illegal_reward: float = -1.0,
+        render_mode: str | None = None,
+    ):
         super().__init__()
         check_choice("illegal_action", illegal_action, ILLEGAL_ACTION_MODES)
         check_choice("render_mode", render_mode, (*self.metadata["render_modes"], None))
@@ -69,10 +79,12 @@ class CardGameEnv(AECEnv):
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self.num_actions = num_actions
         self.obs_size = obs_size
-        obs_space = spaces.Dict({
-            "observation": spaces.Box(-np.inf, np.inf, (obs_size,), np.float32),
-            "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
-        })
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(-np.inf, np.inf, (obs_size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (num_actions,), np.int8),
+            }
+        )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self._seeder = random.Random()
@@ -163,8 +175,10 @@ class CardGameEnv(AECEnv):
     def observe(self, agent):
         obs = self._obs_cache.get(agent)
         if obs is None:
-            obs = self._obs_cache[agent] = {"observation": np.empty(self.obs_size, np.float32),
-                                            "action_mask": np.empty(self.num_actions, np.int8)}
+            obs = self._obs_cache[agent] = {
+                "observation": np.empty(self.obs_size, np.float32),
+                "action_mask": np.empty(self.num_actions, np.int8),
+            }
             self.observe_into(agent, obs["observation"], obs["action_mask"])
         return obs
 
@@ -196,6 +210,7 @@ def _forwarded(name: str) -> property:
         if not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
+
     return property(get)
 
 

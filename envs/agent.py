@@ -2,6 +2,7 @@
 trained policy, an exported bot, a person, a program behind the bot protocol — is an
 ``Agent`` or a ``SearchAgent``. Tools seat them through one factory
 (``training.agents.make_agent``) and ask them through ``training.agents.checked_act``."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -30,7 +31,7 @@ class SearchAgent(ABC):
 
     name: str
 
-    def reset(self) -> None:
+    def reset(self) -> None:  # noqa: B027  (a search bot may keep nothing between games)
         """Forget the last game."""
 
     @abstractmethod

@@ -1,4 +1,5 @@
 """What the games' rule-based bots share: the agent interface and the forced-move shortcut."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -5,6 +5,7 @@ A card is the integer ``rank * 4 + suit`` (rank 0 = A … 12 = K, suit 0 = C …
 sorting integers sorts by rank A…K, then suit C D H S. Sets of cards are bit sets
 (Python ints, bit ``card`` set), which keeps hand arithmetic allocation-free.
 """
+
 from __future__ import annotations
 
 RANKS = "A23456789TJQK"

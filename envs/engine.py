@@ -6,6 +6,7 @@ An engine subclass defines ``_legal_actions()`` (the legal actions, sorted),
 ``legal_actions()`` is computed once per state and cached, since an env asks for it twice
 a step (the mask, then ``apply``'s legality check).
 """
+
 from __future__ import annotations
 
 import operator
@@ -34,7 +35,7 @@ MAX_SHOWN = 200  # characters of a rejected value a message shows: enough to rec
 
 def clipped(text: str, limit: int = MAX_SHOWN) -> str:
     """``text`` cut to ``limit`` characters, for error messages about user input."""
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def shown(value) -> str:
@@ -106,8 +107,10 @@ class GameEngine:
         options = ", ".join(f"{self.action_to_text(a)} ({a})" for a in legal) or "none: the game is over"
         number = as_action(action)
         if number is None:
-            return (f"illegal action {shown(action)} for player {self.current_player}: actions are integers, "
-                    f"not {type(action).__name__}; legal: {options}")
+            return (
+                f"illegal action {shown(action)} for player {self.current_player}: actions are integers, "
+                f"not {type(action).__name__}; legal: {options}"
+            )
         try:
             name = f"{self.action_to_text(number)!r} ({number})"
         except (ValueError, IndexError):

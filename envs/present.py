@@ -8,6 +8,7 @@ A game may also ship ``web.js`` beside it: how the web page draws its table
 (``training/frontends/web_static/app.js`` documents the hooks). Without one the page shows the
 seat's view as ``view_lines`` writes it, with the legal moves as buttons.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable

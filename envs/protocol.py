@@ -9,6 +9,7 @@ contracts the protocol server (``training/frontends/protocol.py``) reads through
 
 The messages and events themselves are documented in ``docs/bot-protocol.md``.
 """
+
 from __future__ import annotations
 
 import json
@@ -124,7 +125,8 @@ def quoted(value) -> str:
 
 def json_type(value) -> str:
     return {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}.get(
-        type(value), "a number")
+        type(value), "a number"
+    )
 
 
 def fields(obj, what: str, required=(), optional=()) -> dict:
@@ -137,8 +139,9 @@ def fields(obj, what: str, required=(), optional=()) -> dict:
     unknown = [k for k in obj if k not in required and k not in optional]
     if unknown:
         allowed = ", ".join(repr(k) for k in (*required, *optional))
-        raise ProtocolError(f"{what} has unknown field {', '.join(quoted(k) for k in unknown)}: "
-                            f"its fields are {allowed}")
+        raise ProtocolError(
+            f"{what} has unknown field {', '.join(quoted(k) for k in unknown)}: its fields are {allowed}"
+        )
     return obj
 
 
@@ -158,8 +161,9 @@ def compare(facts: dict, event: dict, what: str) -> None:
     """A ``check`` event: every fact it gives must be the server's."""
     unknown = [k for k in event if k != "event" and k not in facts]
     if unknown:
-        raise ProtocolError(f"{what} has unknown field {', '.join(quoted(k) for k in unknown)}: "
-                            f"it may check {', '.join(facts)}")
+        raise ProtocolError(
+            f"{what} has unknown field {', '.join(quoted(k) for k in unknown)}: it may check {', '.join(facts)}"
+        )
     for key, value in event.items():
         if key != "event" and value != facts[key]:
             raise ProtocolError(f"check failed: {key} is {quoted(facts[key])} here, the event says {quoted(value)}")
@@ -180,6 +184,7 @@ class EventTable:
     their ``"event"`` field names (``EVENTS``: event -> method name), a ``check`` event's
     comparison, the engine's moves, and the defaults of the start, the ready reply and the
     env's preparation."""
+
     GAME: ClassVar[str] = ""  # the game's name in messages
     EVENTS: ClassVar[dict[str, str]] = {}
     expect: str

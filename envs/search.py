@@ -111,27 +111,43 @@ The env's rewards for the seat (and every player in the tree for itself):
 
 A move with a single legal action is returned without search.
 """
+
 from __future__ import annotations
 
 import itertools
 import math
 import random
 import time
-from typing import Callable
 import types
+from collections.abc import Callable
 
 from .agent import SearchAgent
 from .engine import as_action, shown
 from .spec import game_spec
 
-SEARCH_FUNCTIONS = ("new_memory", "view", "determinize", "is_terminal", "visible", "private", "returns",
-                    "heuristic_action")
+SEARCH_FUNCTIONS = (
+    "new_memory",
+    "view",
+    "determinize",
+    "is_terminal",
+    "visible",
+    "private",
+    "returns",
+    "heuristic_action",
+)
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 ROLLOUTS = ("heuristic", "random")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
-DEFAULTS = {"simulations": 1000, "max_time_ms": 0, "uct_c": 1.4, "max_world_samples": -1,
-            "final_policy": "max_visit_count", "rollout": "heuristic", "child_selection_policy": "puct",
-            "seed": None}
+DEFAULTS = {
+    "simulations": 1000,
+    "max_time_ms": 0,
+    "uct_c": 1.4,
+    "max_world_samples": -1,
+    "final_policy": "max_visit_count",
+    "rollout": "heuristic",
+    "child_selection_policy": "puct",
+    "seed": None,
+}
 HEURISTIC_PRIOR = 0.5  # PUCT: the prior's weight on the heuristic rule's move (the rest is uniform)
 UNLIMITED_NUM_WORLD_SAMPLES = -1
 TIE_TOLERANCE = 1e-5
@@ -182,15 +198,19 @@ def check_options(options: dict) -> dict:
     """Options with defaults filled in; ``ValueError`` naming any unknown or bad one."""
     unknown = [k for k in options if k not in DEFAULTS]
     if unknown:
-        raise ValueError(f"unknown IS-MCTS option {', '.join(map(shown, unknown))}: the options are "
-                         f"{', '.join(DEFAULTS)}")
+        raise ValueError(
+            f"unknown IS-MCTS option {', '.join(map(shown, unknown))}: the options are {', '.join(DEFAULTS)}"
+        )
     opts = {**DEFAULTS, **options}
     _number("simulations", opts["simulations"], int, 1)
     _number("max_time_ms", opts["max_time_ms"], float, 0)
     _number("uct_c", opts["uct_c"], float, 0)
     _number("max_world_samples", opts["max_world_samples"], int, 1, allow=(UNLIMITED_NUM_WORLD_SAMPLES,))
-    for name, allowed in (("final_policy", FINAL_POLICIES), ("rollout", ROLLOUTS),
-                          ("child_selection_policy", CHILD_SELECTION_POLICIES)):
+    for name, allowed in (
+        ("final_policy", FINAL_POLICIES),
+        ("rollout", ROLLOUTS),
+        ("child_selection_policy", CHILD_SELECTION_POLICIES),
+    ):
         if opts[name] not in allowed or type(opts[name]) is not str:
             raise ValueError(f"IS-MCTS option {name}={shown(opts[name])}: choose one of {', '.join(allowed)}")
     _seed_int(opts["seed"])
@@ -233,6 +253,7 @@ def parse_options(text: str) -> dict:
 class _Edge:
     """An action at a node: visits, summed reward of its chooser, times it was legal, and
     the nodes after it by the searcher's private observation."""
+
     __slots__ = ("visits", "total", "avail", "children")
 
     def __init__(self):
@@ -244,6 +265,7 @@ class _Edge:
 
 class _Node:
     """An information set of the searching seat (single observer)."""
+
     __slots__ = ("edges",)
 
     def __init__(self):
@@ -265,8 +287,7 @@ class ISMCTSBot(SearchAgent):
         opts = check_options(options)
         self.options = opts
         # max_time_ms alone (no simulations given) searches until the time is up.
-        self.simulations = (opts["simulations"] if "simulations" in options or not opts["max_time_ms"]
-                            else None)
+        self.simulations = opts["simulations"] if "simulations" in options or not opts["max_time_ms"] else None
         self.max_time_ms = float(opts["max_time_ms"])
         self.uct_c = float(opts["uct_c"])
         self.max_world_samples = opts["max_world_samples"]
@@ -283,7 +304,7 @@ class ISMCTSBot(SearchAgent):
         self.stop: Callable[[], bool] | None = None
 
     @classmethod
-    def from_spec(cls, spec: str, game: str, **extra) -> "ISMCTSBot":
+    def from_spec(cls, spec: str, game: str, **extra) -> ISMCTSBot:
         """``"ismcts"`` or ``"ismcts:simulations=1000,uct_c=1.4"`` (``extra``, e.g. a seed,
         is added to the spec's options)."""
         name, _, text = spec.partition(":") if isinstance(spec, str) else (spec, "", "")
@@ -338,7 +359,7 @@ class ISMCTSBot(SearchAgent):
         worlds = [first]
         limit = self.max_world_samples
         deadline = time.perf_counter() + self.max_time_ms / 1000.0 if self.max_time_ms > 0 else None
-        for i in (range(self.simulations) if self.simulations is not None else itertools.count()):
+        for i in range(self.simulations) if self.simulations is not None else itertools.count():
             if i == 0:
                 state = first.copy() if limit != UNLIMITED_NUM_WORLD_SAMPLES else first
             elif limit == UNLIMITED_NUM_WORLD_SAMPLES:

@@ -15,14 +15,16 @@ registers through the ``deckgym.games`` entry point (its value: the ``GameSpec``
 by calling ``register_game`` itself; ``DECKGYM_GAME_MODULES`` (comma-separated module names)
 imports such modules first, for a game that is not installed.
 """
+
 from __future__ import annotations
 
 import importlib
 import os
-from importlib.metadata import entry_points
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from types import ModuleType
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import pettingzoo
 

@@ -1,5 +1,6 @@
 """Test helpers shared by several test files: seeded playthroughs, golden-file comparison, env
 loops and interrupted training runs."""
+
 from __future__ import annotations
 
 import json
@@ -46,9 +47,11 @@ def check_golden(name: str, text: str) -> None:
     if text != expected:
         got, want = text.splitlines(), expected.splitlines()
         first = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-        raise AssertionError(f"{name} differs from the golden file at line {first + 1}:\n"
-                             f"  expected: {want[first] if first < len(want) else '<end>'}\n"
-                             f"  got:      {got[first] if first < len(got) else '<end>'}")
+        raise AssertionError(
+            f"{name} differs from the golden file at line {first + 1}:\n"
+            f"  expected: {want[first] if first < len(want) else '<end>'}\n"
+            f"  got:      {got[first] if first < len(got) else '<end>'}"
+        )
 
 
 def random_legal(rng: random.Random, mask: np.ndarray) -> int:

@@ -1,4 +1,5 @@
 """Behaviour both envs get from the shared AEC plumbing (envs/aec.py), tested once for each."""
+
 import numpy as np
 import pytest
 
@@ -47,14 +48,13 @@ def test_out_of_range_and_none_actions_are_illegal(module):
 def test_order_is_enforced(module):
     env = module.env()
     with pytest.raises(AttributeError, match="before reset"):
-        env.agent_selection
+        _ = env.agent_selection
     with pytest.raises(AttributeError, match="before reset"):
         env.last()
 
 
 @pytest.mark.parametrize("module", GAMES, ids=lambda m: m.__name__)
-@pytest.mark.parametrize("bad", [float("inf"), float("nan"), np.array([0]), np.array([0, 1]), "0", 2 ** 80],
-                         ids=repr)
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), np.array([0]), np.array([0, 1]), "0", 2**80], ids=repr)
 def test_any_malformed_action_is_penalised_like_an_illegal_one(module, bad):
     env = module.env()
     env.reset(seed=1)
@@ -79,8 +79,9 @@ def test_a_float_or_text_legal_action_is_refused_saying_why(module):
     env.reset(seed=1)
     legal = env.game.legal_actions()[0]
     for form in (float(legal), str(legal)):
-        with pytest.raises(ValueError, match=f"illegal action {form!r} .*actions are integers, not "
-                                             f"{type(form).__name__}; legal: "):
+        with pytest.raises(
+            ValueError, match=f"illegal action {form!r} .*actions are integers, not {type(form).__name__}; legal: "
+        ):
             env.step(form)
 
 

@@ -1,6 +1,7 @@
 """The shape the code keeps (``docs/architecture.md``): a game is known only in its folder,
 ``training/`` has no import circle, and its function-local imports guard optional
 dependencies only. AST scans, so a comment or a docstring never counts."""
+
 from __future__ import annotations
 
 import ast
@@ -13,8 +14,21 @@ ROOT = Path(__file__).resolve().parent.parent
 # the package that offers them.
 VERSIONED = {ROOT / "envs" / f"{spec.id}.py" for spec in envs.GAMES.values()} | {ROOT / "envs" / "__init__.py"}
 # What a function may import late: packages outside the base install (extras), or slow to import.
-OPTIONAL = {"torch", "ray", "onnx", "onnxruntime", "sb3_contrib", "stable_baselines3", "matplotlib",
-            "threadpoolctl", "starlette", "uvicorn", "tensorboard", "openskill", "playwright"}
+OPTIONAL = {
+    "torch",
+    "ray",
+    "onnx",
+    "onnxruntime",
+    "sb3_contrib",
+    "stable_baselines3",
+    "matplotlib",
+    "threadpoolctl",
+    "starlette",
+    "uvicorn",
+    "tensorboard",
+    "openskill",
+    "playwright",
+}
 
 
 def library_files() -> list[Path]:
@@ -33,8 +47,9 @@ def imports(file: Path):
     """(imported module, the import node, whether it sits in a function) for each import."""
     tree = ast.parse(file.read_text())
     package = module_name(file) if file.name == "__init__.py" else module_name(file).rpartition(".")[0]
-    local = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-             for n in ast.walk(f)}
+    local = {
+        id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in ast.walk(f)
+    }
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -42,7 +57,7 @@ def imports(file: Path):
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                parts = package.split(".")[:len(package.split(".")) - node.level + 1]
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join(parts + ([node.module] if node.module else []))
             yield base, node, id(node) in local
             for alias in node.names:
@@ -50,9 +65,14 @@ def imports(file: Path):
 
 
 def docstrings(tree) -> set[int]:
-    return {id(node.body[0].value) for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
 
 
 def test_no_game_is_named_or_imported_outside_its_folder():
@@ -91,7 +111,7 @@ def test_training_has_no_import_circle():
         stack.append(name)
         for other in sorted(graph[name]):
             if state.get(other) == 1:
-                raise AssertionError("import circle: " + " -> ".join(stack[stack.index(other):] + [other]))
+                raise AssertionError("import circle: " + " -> ".join(stack[stack.index(other) :] + [other]))
             if other not in state:
                 visit(other)
         stack.pop()

@@ -1,16 +1,21 @@
 """The batched learner env plays exactly the games the per-env path plays: the same seeds,
 opponents and learner actions give the same observations, masks, rewards and episode ends."""
+
 import numpy as np
 import pytest
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from training.learning.config import PoolEntry
 from training.common.games import EnvHandle
+from training.learning.config import PoolEntry
 from training.learning.learner_env import BatchedLearnerEnv, LearnerEnv, LearnerTable, OpponentPool
 
 SETTINGS = [
-    ("craits_v0", {"deals": [3, 2]}, [PoolEntry("heuristic", 1.0), PoolEntry("random", 1.0),
-                                      PoolEntry("checkpoints/craits", 2.0)], "pool"),
+    (
+        "craits_v0",
+        {"deals": [3, 2]},
+        [PoolEntry("heuristic", 1.0), PoolEntry("random", 1.0), PoolEntry("checkpoints/craits", 2.0)],
+        "pool",
+    ),
     ("craits_v0", {"partnership": True, "deals": [2, 1]}, [PoolEntry("heuristic", 1.0)], "learner"),
     ("craits_v0", {"num_players": 3, "episode": "deal", "deals": [1, 4]}, [PoolEntry("random", 1.0)], "pool"),
     ("pairs_draft_v0", {}, [PoolEntry("heuristic", 1.0), PoolEntry("checkpoints/pairs_draft", 1.0)], "pool"),
@@ -25,10 +30,12 @@ def _pool(env, entries, rank, deterministic):
 @pytest.mark.parametrize("deterministic", [True, False], ids=["argmax", "sampled"])
 def test_batched_env_matches_the_per_env_path_step_by_step(env_id, args, entries, partner, deterministic):
     env, n = EnvHandle(env_id, args), 5
-    single = DummyVecEnv([lambda r=r: LearnerEnv(env, _pool(env, entries, r, deterministic), partner=partner, seed=r)
-                          for r in range(n)])
-    batched = BatchedLearnerEnv(env, [LearnerTable(env, _pool(env, entries, r, deterministic), partner=partner,
-                                                   seed=r) for r in range(n)])
+    single = DummyVecEnv(
+        [lambda r=r: LearnerEnv(env, _pool(env, entries, r, deterministic), partner=partner, seed=r) for r in range(n)]
+    )
+    batched = BatchedLearnerEnv(
+        env, [LearnerTable(env, _pool(env, entries, r, deterministic), partner=partner, seed=r) for r in range(n)]
+    )
     single.seed(11)
     batched.seed(11)
     obs_a, obs_b = single.reset(), batched.reset()
@@ -57,9 +64,13 @@ def test_games_split_over_worker_processes_play_the_same(tmp_path):
     import functools
 
     from test_training import tiny
+
     from training.learning.learner_env import ShardedLearnerEnv
     from training.learning.train import learner_table
-    config = tiny(tmp_path, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: checkpoints/craits, weight: 1}]"})
+
+    config = tiny(
+        tmp_path, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: checkpoints/craits, weight: 1}]"}
+    )
     env = EnvHandle(config.env.id, config.env.args)
     make_table = functools.partial(learner_table, config, env, tmp_path)
     one = BatchedLearnerEnv(env, [make_table(rank) for rank in range(5)])
@@ -91,6 +102,7 @@ def test_limit_threads_caps_numpy_blas():
     from threadpoolctl import threadpool_info
 
     from training.running.executor import limit_threads
+
     blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
     assert blas, "numpy links a BLAS that threadpoolctl sees"
     limit_threads(1)

@@ -1,20 +1,30 @@
 """The benchmark runner (training.learning.benchmark): a micro benchmark end to end, reruns that skip
 finished trials, interrupted trials that resume, config errors that name the key path."""
+
 import csv
 import json
 from pathlib import Path
 
 import pytest
 
-from training.learning import benchmark as bm
 from training.algorithms import MODULES
+from training.learning import benchmark as bm
 
 # Whatever is registered (MaskablePPO at least), but rllib_ppo: it starts a Ray per trial and
 # its iterations overshoot a 256-step budget; tests/test_rllib.py plans a benchmark trial of it.
 ALGORITHMS = [name for name in MODULES if name != "rllib_ppo"]
 # Small values for whichever of these keys an algorithm has (its own defaults for the rest).
-TINY = {"net_arch": [16], "n_steps": 64, "batch_size": 32, "n_epochs": 1, "train_every": 16, "buffer_size": 1000,
-        "learning_starts": 64, "target_update": 10, "epsilon_decay_steps": 200}
+TINY = {
+    "net_arch": [16],
+    "n_steps": 64,
+    "batch_size": 32,
+    "n_epochs": 1,
+    "train_every": 16,
+    "buffer_size": 1000,
+    "learning_starts": 64,
+    "target_update": 10,
+    "epsilon_decay_steps": 200,
+}
 CREATE_SHORT = {"preset": "create", "partnership": True, "episode": "deal", "deals": [3], "illegal_action": "raise"}
 
 
@@ -30,8 +40,11 @@ def micro(out, settings=None, algorithms=None, seeds=(0, 1), **extra) -> dict:
         "algorithms": {name: tiny_algorithm(name) for name in (algorithms or ALGORITHMS)},
         "seeds": list(seeds),
         "budget": {"total_timesteps": 256, "max_seconds": 120},
-        "base": {"opponents": {"pool": [{"agent": "heuristic", "weight": 1.0}]}, "vec": {"n_envs": 2},
-                 "checkpoints": {"every": 128, "eval_every": 128, "eval_games": 1}},
+        "base": {
+            "opponents": {"pool": [{"agent": "heuristic", "weight": 1.0}]},
+            "vec": {"n_envs": 2},
+            "checkpoints": {"every": 128, "eval_every": 128, "eval_games": 1},
+        },
         "references": ["heuristic", "random"],
         "eval_games": 1,
         "league_games": 1,
@@ -51,13 +64,16 @@ def micro_run(tmp_path_factory):
     algorithm; 2 seeds), started with one trial interrupted at step 128 of 256 and one killed
     before its first checkpoint, as a crash would leave them."""
     from training.learning.train import train
+
     out = tmp_path_factory.mktemp("bench") / "micro"
     bench = bm.load_benchmark(data=micro(out))
     trials = {t.name: t for t in bm.plan_trials(bench, out)}
     interrupted, stale = trials["create/MaskablePPO/seed0"], trials["create/MaskablePPO/seed1"]
     config = interrupted.config
-    train(config.model_copy(update={"training": config.training.model_copy(update={"total_timesteps": 128})}),
-          interrupted.dir)
+    train(
+        config.model_copy(update={"training": config.training.model_copy(update={"total_timesteps": 128})}),
+        interrupted.dir,
+    )
     stale.dir.mkdir(parents=True)
     (stale.dir / "config.yaml").write_text("half written")
     states = {name: bm.trial_state(t, bench) for name, t in trials.items()}
@@ -68,8 +84,15 @@ def micro_run(tmp_path_factory):
 def test_micro_benchmark_writes_every_output(micro_run):
     out, result, _ = micro_run
     assert len(result["ran"]) == len(ALGORITHMS) * 2 and not result["skipped"]
-    for name in ("results.md", "results.csv", "results.json", "curves.csv", "benchmark.yaml",
-                 "curves/create.png", "leagues/create/ratings.md"):
+    for name in (
+        "results.md",
+        "results.csv",
+        "results.json",
+        "curves.csv",
+        "benchmark.yaml",
+        "curves/create.png",
+        "leagues/create/ratings.md",
+    ):
         assert (out / name).is_file(), name
     assert (out / "curves" / "create.png").read_bytes().startswith(b"\x89PNG")
     markdown = (out / "results.md").read_text()
@@ -120,6 +143,7 @@ def test_finished_trials_kept_as_their_files_only_are_skipped(micro_run, tmp_pat
     """A long benchmark is carried on elsewhere from the finished trials' FINISHED_FILES alone
     (what gets committed): they are skipped, play in the league and give the same table."""
     import shutil
+
     out, first, _ = micro_run
     kept = tmp_path / "micro"
     for result in first["trials"]:
@@ -154,18 +178,25 @@ def test_interrupted_trial_resumes_and_stale_one_restarts(micro_run):
     assert [p.name for p in (trials / "seed1" / "logs").iterdir()] == ["from_000000000"]
 
 
-@pytest.mark.parametrize("override, message", [
-    ("budget.total_timestep=3", "unknown benchmark config key 'budget.total_timestep': allowed keys here are "
-                                "total_timesteps, max_seconds"),
-    ("base.opponents.pool=[{agent: heuristic, wieght: 1}]", "unknown benchmark config key 'base.opponents.pool\\[0\\]"
-                                                            ".wieght'"),
-    ("settings.create.arg={}", "unknown benchmark config key 'settings.create.arg'"),
-    ("bogus=1", "unknown benchmark config key 'bogus'"),
-    ("seeds=[1, 1]", "'seeds' lists 1 more than once"),
-    ("eval_games=0", "'eval_games' must be greater than 0"),
-    ("base.vec.n_envs=0", "'base.vec.n_envs' must be greater than 0"),
-    ("settings={'a/b': {env: craits_v0}}", "'settings'.*not a usable name"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (
+            "budget.total_timestep=3",
+            "unknown benchmark config key 'budget.total_timestep': allowed keys here are total_timesteps, max_seconds",
+        ),
+        (
+            "base.opponents.pool=[{agent: heuristic, wieght: 1}]",
+            "unknown benchmark config key 'base.opponents.pool\\[0\\].wieght'",
+        ),
+        ("settings.create.arg={}", "unknown benchmark config key 'settings.create.arg'"),
+        ("bogus=1", "unknown benchmark config key 'bogus'"),
+        ("seeds=[1, 1]", "'seeds' lists 1 more than once"),
+        ("eval_games=0", "'eval_games' must be greater than 0"),
+        ("base.vec.n_envs=0", "'base.vec.n_envs' must be greater than 0"),
+        ("settings={'a/b': {env: craits_v0}}", "'settings'.*not a usable name"),
+    ],
+)
 def test_bad_config_keys_name_the_path(tmp_path, override, message):
     with pytest.raises(bm.BenchmarkError, match=message):
         bm.load_benchmark(data=micro(tmp_path / "b"), overrides=[override])
@@ -175,10 +206,13 @@ def test_one_setting_of_a_longer_benchmark(micro_run, tmp_path):
     """--settings: a setting whose trials are done is tabled while another's are not even
     started; nothing of the other is trained, and benchmark.yaml stays the whole config."""
     import shutil
+
     out, first, _ = micro_run
     shutil.copytree(out, tmp_path / "micro")
-    settings = {"create": {"env": "craits_v0", "args": CREATE_SHORT},
-                "pairs_draft": {"env": "pairs_draft_v0", "args": {}}}
+    settings = {
+        "create": {"env": "craits_v0", "args": CREATE_SHORT},
+        "pairs_draft": {"env": "pairs_draft_v0", "args": {}},
+    }
     bench = bm.load_benchmark(data=micro(tmp_path / "micro", settings=settings))
     again = bm.run_benchmark(bench, verbose=False, settings=["create"])
     assert again["ran"] == [] and len(again["skipped"]) == len(first["ran"]) and set(again["leagues"]) == {"create"}
@@ -193,13 +227,21 @@ def test_one_setting_of_a_longer_benchmark(micro_run, tmp_path):
         bm.main(["--config", str(config), "--settings", "craits"])
 
 
-@pytest.mark.parametrize("override, message", [
-    ("algorithms.MaskablePPO.lerning_rate=0.1", "trial create/MaskablePPO: unknown config key "
-                                                "'algorithms.MaskablePPO.lerning_rate'"),
-    ("algorithms={PPO: {name: NoSuchAlgorithm}}", "trial create/PPO: config key 'algorithms.PPO.name' must be one of"),
-    ("settings.create.args.nine=sideways", "'settings.create.args'.*nine"),
-    ("references=[heuristic, no_such_bot]", "'references\\[1\\]': 'no_such_bot' can't play setting create"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (
+            "algorithms.MaskablePPO.lerning_rate=0.1",
+            "trial create/MaskablePPO: unknown config key 'algorithms.MaskablePPO.lerning_rate'",
+        ),
+        (
+            "algorithms={PPO: {name: NoSuchAlgorithm}}",
+            "trial create/PPO: config key 'algorithms.PPO.name' must be one of",
+        ),
+        ("settings.create.args.nine=sideways", "'settings.create.args'.*nine"),
+        ("references=[heuristic, no_such_bot]", "'references\\[1\\]': 'no_such_bot' can't play setting create"),
+    ],
+)
 def test_bad_trials_and_references_fail_before_anything_runs(tmp_path, override, message):
     bench = bm.load_benchmark(data=micro(tmp_path / "b", algorithms=["MaskablePPO"]), overrides=[override])
     with pytest.raises(bm.BenchmarkError, match=message):
@@ -238,6 +280,7 @@ def test_docs_show_the_small_config_as_shipped():
     import re
 
     import yaml
+
     text = Path("docs/benchmark.md").read_text()
     block = re.search(r"The small config in full.*?```yaml\n(.*?)```", text, re.S).group(1)
     shown = bm.load_benchmark(data=yaml.safe_load(block))

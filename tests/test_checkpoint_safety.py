@@ -1,5 +1,6 @@
 """Checkpoints from anywhere are checked before use (meta.json fields, policy.npz headers),
 and checkpoint writes survive what a kill or a user may leave in a run folder."""
+
 import io
 import json
 import os
@@ -20,13 +21,27 @@ def tiny_checkpoint(folder, **meta_changes):
     """A valid 3 -> 2 -> 2 -> 4 policy; returns its arrays."""
     folder.mkdir(exist_ok=True)
     rng = np.random.default_rng(0)
-    arrays = {"layer_0_weight": rng.normal(size=(2, 3)), "layer_0_bias": np.zeros(2),
-              "layer_1_weight": rng.normal(size=(2, 2)), "layer_1_bias": np.zeros(2),
-              "action_weight": rng.normal(size=(4, 2)), "action_bias": np.zeros(4)}
+    arrays = {
+        "layer_0_weight": rng.normal(size=(2, 3)),
+        "layer_0_bias": np.zeros(2),
+        "layer_1_weight": rng.normal(size=(2, 2)),
+        "layer_1_bias": np.zeros(2),
+        "action_weight": rng.normal(size=(4, 2)),
+        "action_bias": np.zeros(4),
+    }
     np.savez(folder / "policy.npz", **arrays)
-    meta = {"format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": RULES, "observation_size": 3,
-            "action_size": 4, "activation": "tanh", "hidden_sizes": [2, 2], "algorithm": {"net_arch": [2, 2]},
-            **meta_changes}
+    meta = {
+        "format_version": 1,
+        "env_id": "craits_v0",
+        "env_args": {},
+        "rules": RULES,
+        "observation_size": 3,
+        "action_size": 4,
+        "activation": "tanh",
+        "hidden_sizes": [2, 2],
+        "algorithm": {"net_arch": [2, 2]},
+        **meta_changes,
+    }
     (folder / "meta.json").write_text(json.dumps(meta))
     return arrays
 
@@ -104,9 +119,11 @@ def damage_policy(folder, arrays, what):
         rewrite_npz(folder, {**arrays, "action_bias": np.array([None] * 4, dtype=object)})
         return "action_bias has dtype object"
     if what == "header lies about size":
-        rewrite_npz(folder, {k: v for k, v in arrays.items() if k != "action_bias"},
-                    [("action_bias.npy", npy_bytes(header={"shape": (4,), "fortran_order": False,
-                                                           "descr": "<f8"}))])
+        rewrite_npz(
+            folder,
+            {k: v for k, v in arrays.items() if k != "action_bias"},
+            [("action_bias.npy", npy_bytes(header={"shape": (4,), "fortran_order": False, "descr": "<f8"}))],
+        )
         return "action_bias holds 0 bytes of data"
     if what == "empty file":
         (folder / "policy.npz").write_bytes(b"")
@@ -119,10 +136,23 @@ def damage_policy(folder, arrays, what):
 
 
 @pytest.mark.filterwarnings("ignore:Duplicate name")  # zipfile warns writing the duplicate on purpose
-@pytest.mark.parametrize("what", [
-    "meta drops a layer", "meta hidden_sizes edited alone", "missing array", "extra array", "duplicate array",
-    "non-npy member", "wrong shape", "int dtype", "object dtype", "header lies about size", "empty file",
-    "a bare npy"])
+@pytest.mark.parametrize(
+    "what",
+    [
+        "meta drops a layer",
+        "meta hidden_sizes edited alone",
+        "missing array",
+        "extra array",
+        "duplicate array",
+        "non-npy member",
+        "wrong shape",
+        "int dtype",
+        "object dtype",
+        "header lies about size",
+        "empty file",
+        "a bare npy",
+    ],
+)
 def test_policy_npz_is_checked_against_meta_json(tmp_path, what):
     arrays = tiny_checkpoint(tmp_path / "ckpt")
     meta, hidden, action = load_policy(tmp_path / "ckpt")  # the undamaged one loads
@@ -136,7 +166,7 @@ def test_policy_npz_is_checked_against_meta_json(tmp_path, what):
 def test_unused_huge_array_is_refused_from_its_header_alone(tmp_path, monkeypatch):
     arrays = tiny_checkpoint(tmp_path / "ckpt")
     # An 8 TiB float64 array by its header: only a few bytes on disk, never to be read.
-    huge = npy_bytes(header={"shape": (2 ** 40,), "fortran_order": False, "descr": "<f8"})
+    huge = npy_bytes(header={"shape": (2**40,), "fortran_order": False, "descr": "<f8"})
     rewrite_npz(tmp_path / "ckpt", arrays, [("huge.npy", huge)])
     read = []
     real_read_array = np.lib.format.read_array
@@ -153,24 +183,27 @@ def test_unused_huge_array_is_refused_from_its_header_alone(tmp_path, monkeypatc
     assert read == []  # refused before any array's data, not only the huge one's
 
 
-@pytest.mark.parametrize("text, field", [
-    ('{"activation": ["tanh"]}', "activation"),
-    ('{"activation": "sigmoid"}', "activation"),
-    ('{"hidden_sizes": null}', "hidden_sizes"),
-    ('{"hidden_sizes": [2, 0]}', "hidden_sizes"),
-    ('{"hidden_sizes": [2, 2.5]}', "hidden_sizes"),
-    ('{"hidden_sizes": [2, true]}', "hidden_sizes"),
-    ('{"rules": "abc"}', "rules"),
-    ('{"env_args": [1]}', "env_args"),
-    ('{"algorithm": 3}', "algorithm"),
-    ('{"observation_size": "3"}', "observation_size"),
-    ('{"action_size": 4.0}', "action_size"),
-    ('{"action_size": -4}', "action_size"),
-    ('{"env_id": 7}', "env_id"),
-    ('{"format_version": true}', "format"),
-    ('{"format_version": "1"}', "format"),
-    ('{"observation_size": 100000000, "hidden_sizes": [100000000], "algorithm": {}}', "parameters"),
-])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ('{"activation": ["tanh"]}', "activation"),
+        ('{"activation": "sigmoid"}', "activation"),
+        ('{"hidden_sizes": null}', "hidden_sizes"),
+        ('{"hidden_sizes": [2, 0]}', "hidden_sizes"),
+        ('{"hidden_sizes": [2, 2.5]}', "hidden_sizes"),
+        ('{"hidden_sizes": [2, true]}', "hidden_sizes"),
+        ('{"rules": "abc"}', "rules"),
+        ('{"env_args": [1]}', "env_args"),
+        ('{"algorithm": 3}', "algorithm"),
+        ('{"observation_size": "3"}', "observation_size"),
+        ('{"action_size": 4.0}', "action_size"),
+        ('{"action_size": -4}', "action_size"),
+        ('{"env_id": 7}', "env_id"),
+        ('{"format_version": true}', "format"),
+        ('{"format_version": "1"}', "format"),
+        ('{"observation_size": 100000000, "hidden_sizes": [100000000], "algorithm": {}}', "parameters"),
+    ],
+)
 def test_malformed_meta_fields_are_named_everywhere(tmp_path, text, field):
     folder = tmp_path / "ckpt"
     tiny_checkpoint(folder)
@@ -186,13 +219,16 @@ def test_malformed_meta_fields_are_named_everywhere(tmp_path, text, field):
     assert meta_file in str(error.value)
 
 
-@pytest.mark.parametrize("content, problem", [
-    (b"[" * 100_000 + b"]" * 100_000, "RecursionError"),
-    (b'{"env_id": "\xff"}', "UTF-8"),
-    (b"{oops", "JSON"),
-    (b"[]", "JSON object"),
-    (json.dumps({"format_version": 1, "env_id": "craits_v0"}).encode(), "lacks observation_size, action_size"),
-])
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "RecursionError"),
+        (b'{"env_id": "\xff"}', "UTF-8"),
+        (b"{oops", "JSON"),
+        (b"[]", "JSON object"),
+        (json.dumps({"format_version": 1, "env_id": "craits_v0"}).encode(), "lacks observation_size, action_size"),
+    ],
+)
 def test_unreadable_meta_json_is_a_checkpoint_error(tmp_path, content, problem):
     folder = tmp_path / "ckpt"
     tiny_checkpoint(folder)
@@ -228,7 +264,7 @@ def test_writes_survive_a_symlinked_checkpoint_and_stale_old_entries(tmp_path):
     target = run / "checkpoint"
     target.symlink_to(elsewhere, target_is_directory=True)
     for version in ("1", "2"):  # the link is replaced, then a real folder is, as always
-        write_atomically(target, lambda d: (d / "meta.json").write_text(version))
+        write_atomically(target, lambda d, version=version: (d / "meta.json").write_text(version))
         assert not target.is_symlink() and (target / "meta.json").read_text() == version
         assert not os.path.lexists(run / ".checkpoint.old")
     assert (elsewhere / "meta.json").read_text() == "kept"  # never written through or deleted
@@ -249,6 +285,7 @@ def test_writes_survive_a_symlinked_checkpoint_and_stale_old_entries(tmp_path):
 
 def test_clean_leftovers_recovers_then_removes_temporary_folders(tmp_path):
     from training.agents.checkpoint import clean_leftovers
+
     run = tmp_path / "run"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

@@ -1,6 +1,7 @@
 """Config validation: what would fail later (or never end) fails before training, with a short
 message naming the key path: at load (``load_config``: the schema) or in the checks against the
 env, the agents and this machine (``check_config``), which the CLI runs next."""
+
 import ast
 import os
 import threading
@@ -8,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from training.learning import preflight as preflight_module
 from envs.engine import MAX_SHOWN
-from training.learning.config import ConfigError, check_resumable, load_config
 from training.common.games import make_raw_env, parse_env_args
+from training.learning import preflight as preflight_module
+from training.learning.config import ConfigError, check_resumable, load_config
 from training.learning.preflight import check_config
 
 QUICK = "configs/craits_quick.yaml"
@@ -26,11 +27,14 @@ def error(*args, **kwargs) -> str:
 
 
 # ---------------------------------------------------------------- YAML
-@pytest.mark.parametrize("text, where", [
-    ("algorithm:\n  learning_rate: 0.1\n  n_epochs: 2\n  learning_rate: 0.2\n", "'algorithm.learning_rate'"),
-    ("algorithm: {n_epochs: 2}\ntraining: {seed: 1}\nalgorithm: {n_epochs: 3}\n", "'algorithm'"),
-    ("opponents:\n  pool:\n  - {agent: random, weight: 1, weight: 2}\n", "'opponents.pool[0].weight'"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("algorithm:\n  learning_rate: 0.1\n  n_epochs: 2\n  learning_rate: 0.2\n", "'algorithm.learning_rate'"),
+        ("algorithm: {n_epochs: 2}\ntraining: {seed: 1}\nalgorithm: {n_epochs: 3}\n", "'algorithm'"),
+        ("opponents:\n  pool:\n  - {agent: random, weight: 1, weight: 2}\n", "'opponents.pool[0].weight'"),
+    ],
+)
 def test_a_repeated_key_is_an_error_naming_its_path(tmp_path, text, where):
     path = tmp_path / "c.yaml"
     path.write_text(text)
@@ -42,7 +46,8 @@ def test_a_repeated_key_is_an_error_naming_its_path(tmp_path, text, where):
 
 
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"{chr(c)}: &{chr(c)} [{', '.join([f'*{chr(c - 1)}'] * 9)}]\n" for c in range(ord("b"), ord("j")))
+    f"{chr(c)}: &{chr(c)} [{', '.join([f'*{chr(c - 1)}'] * 9)}]\n" for c in range(ord("b"), ord("j"))
+)
 
 
 def test_aliases_are_refused_before_they_expand(tmp_path):
@@ -57,11 +62,14 @@ def test_aliases_are_refused_before_they_expand(tmp_path):
         parse_env_args(["deals=[&x [1], *x]"])
 
 
-@pytest.mark.parametrize("make", [
-    lambda p: p.write_bytes(b"training:\n  seed: 1 \xff\xfe\n"),  # not UTF-8
-    lambda p: p.mkdir(),
-    lambda p: os.mkfifo(p),  # reading one waits for a writer: it must not even be read
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda p: p.write_bytes(b"training:\n  seed: 1 \xff\xfe\n"),  # not UTF-8
+        lambda p: p.mkdir(),
+        lambda p: os.mkfifo(p),  # reading one waits for a writer: it must not even be read
+    ],
+)
 def test_an_unusable_config_file_is_a_config_error_naming_it(tmp_path, make):
     path = tmp_path / "config.yaml"
     make(path)
@@ -81,15 +89,18 @@ def test_an_unusable_config_file_is_a_config_error_naming_it(tmp_path, make):
     assert f"can't read config {path}" in str(result["error"])
 
 
-@pytest.mark.parametrize("overrides, data", [
-    (["algorithm.activation=" + "x" * 100_000], None),  # a bad value
-    (["algorithm.learning_rate=[" + "1, " * 1_000 + "]"], None),  # a wrong type
-    (["env.args.nine=" + "y" * 100_000], None),  # a bad env argument
-    (["algorithm.n_steps=[" + "1, " * 1_000], None),  # not YAML
-    (["algorithm." + "k" * 100_000 + "=1"], None),  # an unknown key
-    (["no equals sign " * 10_000], None),
-    ([], {"training": "z" * 100_000}),  # a section that isn't a mapping
-])
+@pytest.mark.parametrize(
+    "overrides, data",
+    [
+        (["algorithm.activation=" + "x" * 100_000], None),  # a bad value
+        (["algorithm.learning_rate=[" + "1, " * 1_000 + "]"], None),  # a wrong type
+        (["env.args.nine=" + "y" * 100_000], None),  # a bad env argument
+        (["algorithm.n_steps=[" + "1, " * 1_000], None),  # not YAML
+        (["algorithm." + "k" * 100_000 + "=1"], None),  # an unknown key
+        (["no equals sign " * 10_000], None),
+        ([], {"training": "z" * 100_000}),  # a section that isn't a mapping
+    ],
+)
 def test_a_rejected_value_is_clipped_in_the_message(overrides, data):
     message = error(QUICK if data is None else None, overrides, data)
     assert len(message) < MESSAGE_MAX
@@ -104,8 +115,7 @@ def test_a_refused_resume_clips_the_changed_values():
 
 
 def test_parse_env_args_clips_long_values():
-    for pairs in (["deals=[" + "1, " * 1_000], ["no equals sign " * 10_000],
-                  ["nine={" + "a: 1, " * 1_000 + "a: 2}"]):
+    for pairs in (["deals=[" + "1, " * 1_000], ["no equals sign " * 10_000], ["nine={" + "a: 1, " * 1_000 + "a: 2}"]):
         with pytest.raises(ValueError) as info:
             parse_env_args(pairs)
         assert len(str(info.value)) < MESSAGE_MAX, pairs
@@ -122,26 +132,32 @@ def test_torch_threads_above_the_cores_is_refused(tmp_path):
     assert load_config(QUICK, sets + ["algorithm.torch_threads=100000"]).algorithm.torch_threads == 100000
 
 
-@pytest.mark.parametrize("override, message", [
-    ("algorithm.learning_rate=5", "'algorithm.learning_rate' must be less than or equal to 1, got 5.0"),
-    ("algorithm.learning_rate=0", "'algorithm.learning_rate' must be greater than 0, got 0.0"),
-    ("algorithm.learning_rate=1" + "0" * 400, "'algorithm.learning_rate' must be a finite number"),
-    ("algorithm.learning_rate=.nan", "'algorithm.learning_rate' must be a finite number"),
-    ("algorithm.clip_range=2.0", "'algorithm.clip_range' must be less than or equal to 1"),
-    ("algorithm.ent_coef=1e30", "'algorithm.ent_coef' must be less than or equal to 10"),
-    ("algorithm.vf_coef=100", "'algorithm.vf_coef' must be less than or equal to 10"),
-    ("algorithm.gamma=-0.1", "'algorithm.gamma' must be greater than or equal to 0"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("algorithm.learning_rate=5", "'algorithm.learning_rate' must be less than or equal to 1, got 5.0"),
+        ("algorithm.learning_rate=0", "'algorithm.learning_rate' must be greater than 0, got 0.0"),
+        ("algorithm.learning_rate=1" + "0" * 400, "'algorithm.learning_rate' must be a finite number"),
+        ("algorithm.learning_rate=.nan", "'algorithm.learning_rate' must be a finite number"),
+        ("algorithm.clip_range=2.0", "'algorithm.clip_range' must be less than or equal to 1"),
+        ("algorithm.ent_coef=1e30", "'algorithm.ent_coef' must be less than or equal to 10"),
+        ("algorithm.vf_coef=100", "'algorithm.vf_coef' must be less than or equal to 10"),
+        ("algorithm.gamma=-0.1", "'algorithm.gamma' must be greater than or equal to 0"),
+    ],
+)
 def test_float_hyperparameters_must_be_in_a_sensible_range(override, message):
     assert message in error(QUICK, [override])
 
 
-@pytest.mark.parametrize("overrides", [
-    ["algorithm.net_arch=[1000000, 1000000]"],  # two trillion parameters
-    ["algorithm.n_steps=1000000000"],  # a rollout buffer of petabytes
-    ["vec.n_envs=100000", "vec.workers=100000"],  # a Python process per worker
-    ["algorithm.net_arch=[1" + "0" * 400 + "]"],  # beyond any float: still a message
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["algorithm.net_arch=[1000000, 1000000]"],  # two trillion parameters
+        ["algorithm.n_steps=1000000000"],  # a rollout buffer of petabytes
+        ["vec.n_envs=100000", "vec.workers=100000"],  # a Python process per worker
+        ["algorithm.net_arch=[1" + "0" * 400 + "]"],  # beyond any float: still a message
+    ],
+)
 def test_training_that_cant_fit_in_memory_is_refused(tmp_path, overrides):
     message = error(QUICK, [f"output.dir={tmp_path}"] + overrides)
     assert "'algorithm.*' and 'vec.n_envs'" in message and "GiB of memory" in message and "this machine has" in message
@@ -151,8 +167,11 @@ def test_memory_estimate_is_compared_with_this_machines_memory(tmp_path, monkeyp
     config = load_config(QUICK, [f"output.dir={tmp_path}"])
     env = make_raw_env(config.env.id, **config.env.args)
     agent = env.possible_agents[0]
-    need = sum(preflight_module.memory_needed(config, env.observation_space(agent)["observation"].shape[0],
-                                              env.action_space(agent).n).values())
+    need = sum(
+        preflight_module.memory_needed(
+            config, env.observation_space(agent)["observation"].shape[0], env.action_space(agent).n
+        ).values()
+    )
     monkeypatch.setattr(preflight_module, "physical_memory", lambda: need - 1)
     assert f"more than the {(need - 1) / 2**30:.1f} GiB this machine has" in error(QUICK, [f"output.dir={tmp_path}"])
 
@@ -183,12 +202,17 @@ def test_output_dir_must_be_a_writable_folder(tmp_path, monkeypatch):
 def test_algorithm_is_chosen_by_name_and_defaults_to_maskable_ppo():
     assert load_config(data={"algorithm": {"n_epochs": 2}}).algorithm.name == "MaskablePPO"  # no name: the default
     assert load_config(QUICK, ["algorithm.name=MaskablePPO"]).algorithm.n_epochs == 4
-    assert "config key 'algorithm.name' must be one of 'MaskablePPO', 'DoubleDQN', 'DMC', 'rllib_ppo', got 'PPO'" in error(QUICK, ["algorithm.name=PPO"])
+    assert (
+        "config key 'algorithm.name' must be one of 'MaskablePPO', 'DoubleDQN', 'DMC', 'rllib_ppo', got 'PPO'"
+        in error(QUICK, ["algorithm.name=PPO"])
+    )
     # A key of the chosen algorithm's model is named without pydantic's label for the union's member.
     assert "unknown config key 'algorithm.n_step': allowed keys here are name, net_arch" in error(
-        QUICK, ["algorithm.n_step=1"])
+        QUICK, ["algorithm.n_step=1"]
+    )
     assert "config key 'algorithm.net_arch[1]' must be greater than 0, got 0" in error(
-        QUICK, ["algorithm.net_arch=[16, 0]"])
+        QUICK, ["algorithm.net_arch=[16, 0]"]
+    )
 
 
 def test_numbers_are_read_as_today():
@@ -203,26 +227,39 @@ def test_numbers_are_read_as_today():
     assert "'vec.workers' must be a valid integer, got True" in error(QUICK, ["vec.workers=true"])
 
 
-@pytest.mark.parametrize("override, message", [
-    ("opponents.learner_seat=-1", "'opponents.learner_seat' must be 'random' or greater than or equal to 0, got -1"),
-    ("opponents.learner_seat=x", "'opponents.learner_seat' must be 'random' or a valid integer, got 'x'"),
-    ("opponents.pool=[{agent: random, weight: -1}]", "'opponents.pool[0].weight' must be greater than or equal to 0"),
-    ("opponents.pool=[{agent: random, weight: 0}]", "'opponents.pool' needs at least one entry with weight > 0"),
-    ("opponents.pool=[heuristic]", "'opponents.pool[0]' must be a mapping of keys, got 'heuristic'"),
-    ("output.name=../elsewhere", "'output.name' must be a plain folder name, got '../elsewhere'"),
-    ("algorithm.batch_size=100000", "'algorithm.batch_size' is 100000: it must be at most algorithm.n_steps x "
-                                    "vec.n_envs = 2048"),
-    ("env.args={1: 2}", "'env.args[1]' must be a valid string, got 1"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        (
+            "opponents.learner_seat=-1",
+            "'opponents.learner_seat' must be 'random' or greater than or equal to 0, got -1",
+        ),
+        ("opponents.learner_seat=x", "'opponents.learner_seat' must be 'random' or a valid integer, got 'x'"),
+        (
+            "opponents.pool=[{agent: random, weight: -1}]",
+            "'opponents.pool[0].weight' must be greater than or equal to 0",
+        ),
+        ("opponents.pool=[{agent: random, weight: 0}]", "'opponents.pool' needs at least one entry with weight > 0"),
+        ("opponents.pool=[heuristic]", "'opponents.pool[0]' must be a mapping of keys, got 'heuristic'"),
+        ("output.name=../elsewhere", "'output.name' must be a plain folder name, got '../elsewhere'"),
+        (
+            "algorithm.batch_size=100000",
+            "'algorithm.batch_size' is 100000: it must be at most algorithm.n_steps x vec.n_envs = 2048",
+        ),
+        ("env.args={1: 2}", "'env.args[1]' must be a valid string, got 1"),
+    ],
+)
 def test_schema_errors_name_the_key_path(override, message):
     assert message in error(QUICK, [override])
 
 
 def test_each_problem_is_one_line_and_their_number_is_bounded():
     lines = error(QUICK, ["algorithm.n_steps=0", "vec.n_envs=0", "algorithm.gamma=2"]).splitlines()
-    assert lines == ["config key 'algorithm.n_steps' must be greater than 0, got 0",
-                     "config key 'algorithm.gamma' must be less than or equal to 1, got 2.0",
-                     "config key 'vec.n_envs' must be greater than 0, got 0"]
+    assert lines == [
+        "config key 'algorithm.n_steps' must be greater than 0, got 0",
+        "config key 'algorithm.gamma' must be less than or equal to 1, got 2.0",
+        "config key 'vec.n_envs' must be greater than 0, got 0",
+    ]
     message = error(QUICK, ["opponents.pool=[" + "1, " * 1_000 + "]"])
     assert message.endswith("and 990 more problems") and len(message) < MESSAGE_MAX
 
@@ -241,6 +278,7 @@ def test_checks_needing_the_env_or_agents_run_apart_from_loading():
 def test_an_algorithm_on_a_missing_extra_is_refused_before_training(monkeypatch):
     """rllib_ppo without Ray installed: the message names the extra, before a run folder exists."""
     import sys
+
     monkeypatch.setitem(sys.modules, "ray", None)  # "import ray" now raises ImportError
     message = error("configs/craits_rllib_quick.yaml")
     assert "config key 'algorithm.name': algorithm rllib_ppo needs Ray" in message

@@ -1,17 +1,18 @@
 """The Craits PettingZoo env: API conformance, seeding, invariants, rewards, golden games."""
+
 import functools
 import random
 
 import numpy as np
 import pettingzoo
 import pytest
+from helpers import check_golden, observation_playthrough, playthrough, run_env_episode
 from pettingzoo.test import api_test, seed_test
 
 from envs import craits_v0
 from envs.craits import CraitsGame, Rules
 from envs.craits.env import HAND, OBS_SIZE, PHASE
 from envs.craits.game import BLIND_SUIT
-from helpers import check_golden, observation_playthrough, playthrough, run_env_episode
 
 CONFIGS = [
     dict(num_players=2),
@@ -36,6 +37,7 @@ def test_seed(kwargs):
 
 def test_imports_and_registry():
     from envs.craits import env, raw_env
+
     assert env is craits_v0.env and raw_env is craits_v0.raw_env
     made = pettingzoo.make("aec", "deckgym/craits-v0", num_players=3)
     made.reset(seed=1)
@@ -43,9 +45,20 @@ def test_imports_and_registry():
     assert "deckgym/craits-v0" in pettingzoo.aec_registry
 
 
-@pytest.mark.parametrize("kwargs", [dict(bogus=1), dict(nine="any"), dict(preset="uno"), dict(episode="set"),
-                                    dict(reward="points"), dict(num_players=6), dict(partnership=True, num_players=3),
-                                    dict(illegal_action="ignore")], ids=str)
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(bogus=1),
+        dict(nine="any"),
+        dict(preset="uno"),
+        dict(episode="set"),
+        dict(reward="points"),
+        dict(num_players=6),
+        dict(partnership=True, num_players=3),
+        dict(illegal_action="ignore"),
+    ],
+    ids=str,
+)
 def test_bad_arguments_name_the_problem(kwargs):
     key = next(k for k in kwargs if k != "num_players") if len(kwargs) > 1 else next(iter(kwargs))
     with pytest.raises(ValueError, match=key):
@@ -78,8 +91,11 @@ def test_random_games_keep_invariants(kwargs):
                 assert union & bits == 0, "a card is in two places"
                 union |= bits
             count = sum(b.bit_count() for b in places)
-            assert union.bit_count() == count == len(game.stock) + len(game.discard) + sum(
-                game.hand_size(s) for s in range(game.num_players))
+            assert (
+                union.bit_count()
+                == count
+                == len(game.stock) + len(game.discard) + sum(game.hand_size(s) for s in range(game.num_players))
+            )
             assert count == 52 or game.game_over
             assert abs(sum(env.rewards.values())) < 1e-9
             if not (env.terminations[env.agent_selection] or env.truncations[env.agent_selection]):
@@ -149,17 +165,17 @@ def test_blind_suit_naming_hides_the_hand():
     env._start_episode()
     obs = env.observe(env.agent_selection)["observation"]
     assert env.agent_selection == "player_0"  # the dealer of the first deal
-    assert obs.shape == (OBS_SIZE,) and not obs[HAND:HAND + 52].any() and obs[PHASE + BLIND_SUIT] == 1
+    assert obs.shape == (OBS_SIZE,) and not obs[HAND : HAND + 52].any() and obs[PHASE + BLIND_SUIT] == 1
     env.step(int(np.flatnonzero(env.observe("player_0")["action_mask"])[0]))
     nxt = env.agent_selection  # the next player sees its own hand again
-    assert env.observe(nxt)["observation"][HAND:HAND + 52].sum() == env.game.hand_size(env.agent_name_mapping[nxt])
+    assert env.observe(nxt)["observation"][HAND : HAND + 52].sum() == env.game.hand_size(env.agent_name_mapping[nxt])
 
 
 def test_observation_shows_only_own_hand():
     env = craits_v0.raw_env(num_players=3)
     env.reset(seed=4)
     for seat, agent in enumerate(env.possible_agents):
-        hand = np.flatnonzero(env.observe(agent)["observation"][HAND:HAND + 52]).tolist()
+        hand = np.flatnonzero(env.observe(agent)["observation"][HAND : HAND + 52]).tolist()
         assert hand == sorted(b for b in range(52) if env.game.hand_bits[seat] >> b & 1)
 
 
@@ -178,8 +194,10 @@ def test_render_modes(capsys):
 @pytest.mark.parametrize("preset", ["craits", "create"])
 def test_golden_playthrough(preset):
     rules = Rules.preset(preset, announce="action", empty_stock="reshuffle" if preset == "craits" else "pressure")
-    check_golden(f"craits_{preset}_seed7.txt", playthrough(CraitsGame(rules, 4, seed=7), seed=7,
-                                                                     deal_over=lambda game: game.deal_over))
+    check_golden(
+        f"craits_{preset}_seed7.txt",
+        playthrough(CraitsGame(rules, 4, seed=7), seed=7, deal_over=lambda game: game.deal_over),
+    )
 
 
 def test_same_seed_same_game_and_copy_is_independent():
@@ -237,5 +255,6 @@ def test_golden_observations():
     """Every observation of a seeded two-deal partnership game under pressure scoring, as
     ``index:value``: a reordered or rescaled field fails here."""
     env = craits_v0.raw_env(preset="create", partnership=True, deals=[3, 2])
-    check_golden("craits_observations_seed7.txt",
-                 observation_playthrough(env, 7, lambda i, v: f"{i}:{round(float(v), 4):g}"))
+    check_golden(
+        "craits_observations_seed7.txt", observation_playthrough(env, 7, lambda i, v: f"{i}:{round(float(v), 4):g}")
+    )

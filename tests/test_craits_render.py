@@ -1,4 +1,5 @@
 """What ``CraitsGame.render()`` (and so the env's ``render()``) shows a player, from explicit positions."""
+
 from __future__ import annotations
 
 from envs import craits_v0

@@ -4,6 +4,7 @@ Every test builds its position with ``CraitsGame.from_position`` (or, for upcard
 deals, a seeded ``CraitsGame``) and drives it with action texts through the public API.
 Where the two presets (``craits``, ``create``) differ the test is parametrized over both.
 """
+
 from __future__ import annotations
 
 import random
@@ -63,33 +64,58 @@ def pts(cards, preset="craits"):
 def test_default_rules_are_the_craits_preset():
     r = Rules()
     assert r == Rules.preset("craits") == Rules.preset()
-    assert (r.crank_count, r.nine, r.seven_target, r.empty_stock, r.three_scoring,
-            r.missed_announce_penalty) == ("value", "same_colour", "next", "reshuffle", "craits",
-                                           "draw_2_lose_turn")
+    assert (r.crank_count, r.nine, r.seven_target, r.empty_stock, r.three_scoring, r.missed_announce_penalty) == (
+        "value",
+        "same_colour",
+        "next",
+        "reshuffle",
+        "craits",
+        "draw_2_lose_turn",
+    )
     assert r.announce == "auto" and r.partnership is False and tuple(r.deals) == FULL
 
 
 def test_create_preset_options():
     r = Rules.preset("create")
-    assert (r.crank_count, r.nine, r.seven_target, r.empty_stock, r.three_scoring,
-            r.missed_announce_penalty) == ("cards", "own_suit", "next_but_one", "pressure", "create", "draw_2")
+    assert (r.crank_count, r.nine, r.seven_target, r.empty_stock, r.three_scoring, r.missed_announce_penalty) == (
+        "cards",
+        "own_suit",
+        "next_but_one",
+        "pressure",
+        "create",
+        "draw_2",
+    )
     # options independent of the preset keep their defaults
     assert r.announce == "auto" and r.partnership is False and tuple(r.deals) == FULL
 
 
 def test_preset_overrides():
-    r = Rules.preset("craits", seven_target="next_but_one", deals=[5], announce="action", partnership=True,
-                     empty_stock="pressure")
+    r = Rules.preset(
+        "craits", seven_target="next_but_one", deals=[5], announce="action", partnership=True, empty_stock="pressure"
+    )
     assert r.seven_target == "next_but_one" and tuple(r.deals) == (5,) and r.announce == "action"
     assert r.partnership is True and r.empty_stock == "pressure" and r.crank_count == "value"
 
 
-@pytest.mark.parametrize("option,value", [
-    ("crank_count", "double"), ("nine", "any"), ("seven_target", "previous"), ("empty_stock", "stop"),
-    ("three_scoring", "poker"), ("missed_announce_penalty", "none"), ("announce", "shout"),
-    ("partnership", "yes"), ("deals", "long"), ("deals", [0]), ("deals", []), ("deals", [3, -1]),
-    ("deals", [2.5]), ("deals", ["x"]),
-])
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("crank_count", "double"),
+        ("nine", "any"),
+        ("seven_target", "previous"),
+        ("empty_stock", "stop"),
+        ("three_scoring", "poker"),
+        ("missed_announce_penalty", "none"),
+        ("announce", "shout"),
+        ("partnership", "yes"),
+        ("deals", "long"),
+        ("deals", [0]),
+        ("deals", []),
+        ("deals", [3, -1]),
+        ("deals", [2.5]),
+        ("deals", ["x"]),
+    ],
+)
 def test_bad_option_value_raises_naming_it(option, value):
     with pytest.raises(ValueError, match=option):
         Rules.preset("craits", **{option: value})
@@ -167,10 +193,17 @@ def _expected_deal_start(g, r, n):
     return sizes, cur, phase, direction
 
 
-@pytest.mark.parametrize("preset,n,deals", [
-    ("craits", 4, "full"), ("create", 4, "full"), ("craits", 2, "short"), ("create", 3, "short"),
-    ("craits", 5, [1, 2, 3, 1, 2, 3, 1]), ("create", 5, "short"),
-])
+@pytest.mark.parametrize(
+    "preset,n,deals",
+    [
+        ("craits", 4, "full"),
+        ("create", 4, "full"),
+        ("craits", 2, "short"),
+        ("create", 3, "short"),
+        ("craits", 5, [1, 2, 3, 1, 2, 3, 1]),
+        ("create", 5, "short"),
+    ],
+)
 def test_every_deal_dealt_by_the_next_seat_with_its_hand_size(preset, n, deals):
     """First dealer seat 0, the deal passes left; every seat gets the hand size; the upcard
     acts as the dealer's play; every deal starts going left; game score = sum over deals."""
@@ -211,8 +244,7 @@ def test_play_goes_left():
 
 
 def test_ten_reverses_direction_and_again():
-    g = pos([["TC", "TH", "KD"], ["QH", "JD", "3D"], ["QC", "JH", "JS"], ["KC", "QS", "AD"]], "5C",
-            ["4D", "4H"])
+    g = pos([["TC", "TH", "KD"], ["QH", "JD", "3D"], ["QC", "JH", "JS"], ["KC", "QS", "AD"]], "5C", ["4D", "4H"])
     act(g, "play TC")
     assert g.direction == -1 and g.current_player == 3
     act(g, "play KC")
@@ -227,8 +259,7 @@ def test_ten_reverses_direction_and_again():
 
 def test_every_deal_starts_going_left_again():
     """A deal that ends while play goes right: the next deal goes left (unless its upcard is a 10)."""
-    g = pos([["KC"], ["QD", "JD"], ["QS", "JS"], ["QH", "JH"]], "5C", ["4D", "4H"], r=rules(deals=[5, 5]),
-            direction=-1)
+    g = pos([["KC"], ["QD", "JD"], ["QS", "JS"], ["QH", "JH"]], "5C", ["4D", "4H"], r=rules(deals=[5, 5]), direction=-1)
     assert g.direction == -1
     act(g, "play KC")
     assert g.deal_over and not g.game_over and g.deal_index == 1 and g.dealer == 1
@@ -285,17 +316,26 @@ def _second_deal_upcard(rank, n=4):
     raise AssertionError(f"no seed gives a second-deal upcard of rank {rank}")
 
 
-@pytest.mark.parametrize("rank,player,phase,direction", [
-    ("T", 0, "play", -1), ("4", 3, "play", 1), ("6", 1, "extra_turn", 1), ("8", 1, "blind_suit", 1),
-    ("2", 2, "crank", 1), ("K", 2, "play", 1)])
+@pytest.mark.parametrize(
+    "rank,player,phase,direction",
+    [
+        ("T", 0, "play", -1),
+        ("4", 3, "play", 1),
+        ("6", 1, "extra_turn", 1),
+        ("8", 1, "blind_suit", 1),
+        ("2", 2, "crank", 1),
+        ("K", 2, "play", 1),
+    ],
+)
 def test_upcard_of_a_later_deal_is_its_dealers_play(rank, player, phase, direction):
     g = _second_deal_upcard(rank)
     assert g.dealer == 1 and g.deal_index == 1
     assert (g.current_player, g.phase, g.direction) == (player, phase, direction)
 
 
-@pytest.mark.parametrize("preset,n,target", [("craits", 4, 1), ("create", 4, 2), ("craits", 2, 1),
-                                             ("create", 2, 1), ("create", 3, 2)])
+@pytest.mark.parametrize(
+    "preset,n,target", [("craits", 4, 1), ("create", 4, 2), ("craits", 2, 1), ("create", 2, 1), ("create", 3, 2)]
+)
 def test_upcard_7_hits_its_target(preset, n, target):
     g = upcard_game(rules(preset), n, "7")
     assert [g.hand_size(s) for s in range(n)] == [6 if s == target else 5 for s in range(n)]
@@ -394,8 +434,9 @@ def test_2_starts_a_crank(preset, count):
     assert g.phase == "crank" and g.crank == count and g.current_player == 1
 
 
-@pytest.mark.parametrize("n,to_play,direction,after", [(4, 0, 1, 2), (4, 1, -1, 3), (3, 0, 1, 2), (5, 4, 1, 1),
-                                                         (2, 0, 1, 0), (2, 1, 1, 1)])
+@pytest.mark.parametrize(
+    "n,to_play,direction,after", [(4, 0, 1, 2), (4, 1, -1, 3), (3, 0, 1, 2), (5, 4, 1, 1), (2, 0, 1, 0), (2, 1, 1, 1)]
+)
 def test_4_skips_the_next_player(n, to_play, direction, after):
     hands = [["QD", "JD"], ["QH", "JH"], ["QS", "JS"], ["KD", "KH"], ["KS", "AD"]][:n]
     hands[to_play] = ["4C"] + hands[to_play]
@@ -436,8 +477,10 @@ def test_5_with_two_players():
 SIX_HANDS = [["6C", "2C", "4C", "8H", "9D", "6H", "KD"], ["QD", "JD"], ["QS", "JS"], ["QH", "JH"]]
 
 
-@pytest.mark.parametrize("follow,phase,player", [
-    ("2C", "crank", 1), ("4C", "play", 2), ("8H", "suit", 0), ("9D", "suit", 0), ("6H", "extra_turn", 0)])
+@pytest.mark.parametrize(
+    "follow,phase,player",
+    [("2C", "crank", 1), ("4C", "play", 2), ("8H", "suit", 0), ("9D", "suit", 0), ("6H", "extra_turn", 0)],
+)
 def test_6_extra_turn_follow_up_any_legal_card_with_its_power(follow, phase, player):
     g = pos(SIX_HANDS, "5C", ["4D", "4H"])
     act(g, "play 6C")
@@ -574,12 +617,12 @@ def test_crank_no_wild_cards_and_must_play_an_a_or_2_if_held():
 
 @pytest.mark.parametrize("preset,count", [("craits", 6), ("create", 4)])
 def test_crank_a_and_2_of_any_suit(preset, count):
-    g = pos([["2C", "KD", "QD"], ["AH", "QH", "JD"]], "5C", ["4D", "4H", "4S", "6D", "6H", "6S", "7D"],
-            r=rules(preset))
+    g = pos([["2C", "KD", "QD"], ["AH", "QH", "JD"]], "5C", ["4D", "4H", "4S", "6D", "6H", "6S", "7D"], r=rules(preset))
     act(g, "play 2C", "play AH")
     assert legal(g) == {"draw"}
-    g2 = pos([["2C", "2D", "KD"], ["AH", "AS", "JD"]], "5C", ["4D", "4H", "4S", "6D", "6H", "6S", "7D"],
-             r=rules(preset))
+    g2 = pos(
+        [["2C", "2D", "KD"], ["AH", "AS", "JD"]], "5C", ["4D", "4H", "4S", "6D", "6H", "6S", "7D"], r=rules(preset)
+    )
     act(g2, "play 2C", "play AH", "play 2D", "play AS")
     assert g2.crank == count and g2.current_player == 0 and legal(g2) == {"draw"}
 
@@ -676,8 +719,7 @@ def test_lost_turn_includes_a_crank_reaching_the_player(penalty, skipped):
 
 def test_unannounced_play_in_a_crank_draws_2_and_still_counts():
     r = rules("craits", announce="action")
-    g = pos([["KD", "QD", "JD"], ["AC", "QH"], ["KS", "QS"]], "2C", ["4C", "4D", "4H", "4S"], r=r,
-            crank=2, to_play=1)
+    g = pos([["KD", "QD", "JD"], ["AC", "QH"], ["KS", "QS"]], "2C", ["4C", "4D", "4H", "4S"], r=r, crank=2, to_play=1)
     act(g, "play AC unannounced")
     assert hand(g, 1) == {"QH", "4C", "4D"} and g.crank == 3 and g.phase == "crank" and g.current_player == 2
 
@@ -781,22 +823,25 @@ def test_deal_scores_every_hand_by_the_table(preset):
     assert g.scores() == [0, 1 + 20 + 15 + 30, 30 + 20 + 50 + 30, 25 + 10 + 10 + 10]
 
 
-@pytest.mark.parametrize("cards,craits,create", [
-    (["3C", "2D", "8S"], 20, 53),             # RULES.md craits example: the 3 cancels the 8
-    (["3C", "3D", "4H", "9S", "TC"], 15, 21),  # RULES.md create example: 3+3+15
-    (["3C", "3D", "8S"], 0, 53),              # RULES.md create example: 3+50
-    (["3C"], -50, -50),                       # a hand of only 3s: -50 per 3
-    (["3C", "3D"], -100, -100),
-    (["3C", "3D", "3H", "3S"], -200, -200),
-    (["3C", "AS", "5D"], 1, 4),               # highest value first
-    (["3C", "8S", "KH"], 10, 53),             # 8s included (craits) / never cancelled (create)
-    (["3C", "8S"], 0, 53),
-    (["3C", "3D", "3H", "8S"], 0, 56),        # create: 3 left over, 1 of them cancelled
-    (["3C", "3D", "3H", "KS"], 0, 6),         # create: 1 cancels K, 2 left over, 1 cancelled
-    (["3C", "3D", "3H", "3S", "KS"], 0, 9),   # create: 3 left over, 1 cancelled
-    (["3C", "KS", "QS", "JS"], 20, 23),
-    ([], 0, 0),
-])
+@pytest.mark.parametrize(
+    "cards,craits,create",
+    [
+        (["3C", "2D", "8S"], 20, 53),  # RULES.md craits example: the 3 cancels the 8
+        (["3C", "3D", "4H", "9S", "TC"], 15, 21),  # RULES.md create example: 3+3+15
+        (["3C", "3D", "8S"], 0, 53),  # RULES.md create example: 3+50
+        (["3C"], -50, -50),  # a hand of only 3s: -50 per 3
+        (["3C", "3D"], -100, -100),
+        (["3C", "3D", "3H", "3S"], -200, -200),
+        (["3C", "AS", "5D"], 1, 4),  # highest value first
+        (["3C", "8S", "KH"], 10, 53),  # 8s included (craits) / never cancelled (create)
+        (["3C", "8S"], 0, 53),
+        (["3C", "3D", "3H", "8S"], 0, 56),  # create: 3 left over, 1 of them cancelled
+        (["3C", "3D", "3H", "KS"], 0, 6),  # create: 1 cancels K, 2 left over, 1 cancelled
+        (["3C", "3D", "3H", "3S", "KS"], 0, 9),  # create: 3 left over, 1 cancelled
+        (["3C", "KS", "QS", "JS"], 20, 23),
+        ([], 0, 0),
+    ],
+)
 def test_three_scoring(cards, craits, create):
     assert pts(cards, "craits") == craits
     assert pts(cards, "create") == create
@@ -860,8 +905,15 @@ def test_pressure_tally_runs_across_the_game():
     assert g.deal_over and g.last_deal_points == [20 + 5, 0, 10, 10]
     assert g.deal_index == 1 and g.pressures == [1, 0, 0, 0]
     # the same seat's next pressure (in deal 2) costs 10
-    g2 = pos([["QC", "JC"], ["KH"], ["QS"], ["QD"]], "7H", [], r=r, deal_index=1, pressures=[1, 0, 0, 0],
-             scores=[25, 0, 10, 10])
+    g2 = pos(
+        [["QC", "JC"], ["KH"], ["QS"], ["QD"]],
+        "7H",
+        [],
+        r=r,
+        deal_index=1,
+        pressures=[1, 0, 0, 0],
+        scores=[25, 0, 10, 10],
+    )
     act(g2, "draw", "play KH")
     assert g2.game_over and g2.pressures == [2, 0, 0, 0]
     assert g2.last_deal_points == [30, 0, 10, 10] and g2.scores() == [55, 0, 20, 20]
@@ -1006,8 +1058,15 @@ def test_deal_cut_after_10000_actions():
 
 # ======================================================================== game score
 def test_game_score_is_the_sum_over_deals():
-    g = pos([["KH"], ["QD", "JD"], ["5S"], ["QC"]], "7H", ["4C"], r=rules(deals=[5, 5]), deal_index=1,
-            scores=[40, 0, 10, 20], dealer=1)
+    g = pos(
+        [["KH"], ["QD", "JD"], ["5S"], ["QC"]],
+        "7H",
+        ["4C"],
+        r=rules(deals=[5, 5]),
+        deal_index=1,
+        scores=[40, 0, 10, 20],
+        dealer=1,
+    )
     act(g, "play KH")
     assert g.game_over and g.last_deal_points == [0, 20, 30, 10] and g.scores() == [40, 20, 40, 30]
     assert g.winners() == [1]
@@ -1079,8 +1138,13 @@ def test_decision_lost_turn_is_used_up_by_a_fours_extra_turn_with_two_players():
 
 def test_decision_a_player_skipped_by_a_four_keeps_the_lost_turn():
     rules = Rules.preset("craits", announce="action")
-    g = CraitsGame.from_position(rules, [["4C", "9S", "KS"], ["5C", "KH"], ["JC", "QD", "QS"]], top="5D",
-                                 stock=["2D", "3D", "6H", "7H", "TD", "TH"], to_play=1)
+    g = CraitsGame.from_position(
+        rules,
+        [["4C", "9S", "KS"], ["5C", "KH"], ["JC", "QD", "QS"]],
+        top="5D",
+        stock=["2D", "3D", "6H", "7H", "TD", "TH"],
+        to_play=1,
+    )
     g.apply(g.text_to_action("play 5C unannounced"))  # seat 1 draws 2, owes a turn; the 5 makes 2 and 0 draw
     assert g.lose_turn[1] and g.current_player == 2
     g.apply(g.text_to_action("play JC"))

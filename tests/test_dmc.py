@@ -1,25 +1,36 @@
 """DMC (Deep Monte-Carlo, training.algorithms.dmc): returns, exploration, runs, resume, learning."""
+
 import json
 
 import numpy as np
 import pytest
-
-from training.learning import train as train_module
-from training.agents import PolicyAgent
-from training.algorithms import dmc
-from training.learning.config import load_config
-from training.common.games import EnvHandle
 from helpers import interrupt_training
 from test_training import _play_with
+
+from training.agents import PolicyAgent
+from training.algorithms import dmc
+from training.common.games import EnvHandle
+from training.learning import train as train_module
+from training.learning.config import load_config
 
 
 def tiny_dmc(tmp_path, **extra):
     """``test_training.tiny`` for DMC: its sections, with DMC's own keys (tiny's PPO keys,
     n_steps and n_epochs, are no DMC keys and would be refused)."""
-    sets = ["algorithm.name=DMC", "training.total_timesteps=1024", "algorithm.train_every=64",
-            "algorithm.batch_size=64", "algorithm.net_arch=[16]", "vec.n_envs=2", "checkpoints.every=512",
-            "checkpoints.eval_every=100000", "checkpoints.eval_games=1", "opponents.self_play.snapshot_every=512",
-            f"output.dir={tmp_path}", "output.name=run"]
+    sets = [
+        "algorithm.name=DMC",
+        "training.total_timesteps=1024",
+        "algorithm.train_every=64",
+        "algorithm.batch_size=64",
+        "algorithm.net_arch=[16]",
+        "vec.n_envs=2",
+        "checkpoints.every=512",
+        "checkpoints.eval_every=100000",
+        "checkpoints.eval_games=1",
+        "opponents.self_play.snapshot_every=512",
+        f"output.dir={tmp_path}",
+        "output.name=run",
+    ]
     data = {"env": {"id": "craits_v0", "args": {"episode": "deal", "deals": [3], "nine": "same_colour"}}}
     return load_config(data=data, overrides=sets + [f"{k}={v}" for k, v in extra.items()])
 
@@ -51,6 +62,7 @@ def test_epsilon_greedy_never_picks_a_masked_action():
 
 def test_run_writes_a_q_network_checkpoint_that_plays_without_torch(tmp_path):
     import torch
+
     config = tiny_dmc(tmp_path, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: self_play, weight: 1}]"})
     run = train_module.train(config, config.run_dir)
     ckpt = run / "checkpoint"
@@ -80,8 +92,11 @@ def test_interrupted_run_resumes_with_its_weights_and_counters(tmp_path, monkeyp
     ckpt = config.run_dir / "checkpoint"
     assert 0 < stopped_at < 2048 and stopped_at % (64 * 2) == 0  # at an update
     saved = dict(np.load(ckpt / "policy.npz"))
-    model = dmc.load(ckpt / "model.zip", train_module.make_vec_env(config, EnvHandle("craits_v0", config.env.args),
-                                                                   config.run_dir), config)
+    model = dmc.load(
+        ckpt / "model.zip",
+        train_module.make_vec_env(config, EnvHandle("craits_v0", config.env.args), config.run_dir),
+        config,
+    )
     arrays, _ = dmc.policy_arrays(model)
     for name, array in saved.items():
         np.testing.assert_array_equal(arrays[name], array)
@@ -120,6 +135,7 @@ def test_a_callback_returning_false_stops_learning(tmp_path):
 
 def test_shipped_dmc_config_writes_every_value_out():
     import yaml
+
     written = yaml.safe_load(open("configs/craits_dmc_quick.yaml"))["algorithm"]
     config = load_config("configs/craits_dmc_quick.yaml")
     assert config.algorithm.name == "DMC" and set(written) == set(dmc.Config.model_fields)
@@ -132,6 +148,7 @@ class DelayedRewardGames:
 
     def __init__(self, n, seed=0):
         import gymnasium
+
         self.num_envs, self.rng = n, np.random.default_rng(seed)
         self.observation_space = gymnasium.spaces.Box(-1.0, 1.0, (4,), np.float32)
         self.action_space = gymnasium.spaces.Discrete(3)
@@ -169,6 +186,7 @@ class DelayedRewardGames:
 @pytest.fixture
 def one_thread():
     import torch
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as training sets it: more threads only fight over the cores
     yield
@@ -177,9 +195,19 @@ def one_thread():
 
 def test_dmc_learns_the_right_moves_from_delayed_rewards(tmp_path, one_thread):
     import torch
-    config = tiny_dmc(tmp_path, **{"vec.n_envs": 8, "algorithm.net_arch": "[32]", "algorithm.optimizer": "adam",
-                                   "algorithm.learning_rate": 3e-3, "algorithm.train_every": 8,
-                                   "algorithm.batch_size": 32, "algorithm.epsilon": 0.2})
+
+    config = tiny_dmc(
+        tmp_path,
+        **{
+            "vec.n_envs": 8,
+            "algorithm.net_arch": "[32]",
+            "algorithm.optimizer": "adam",
+            "algorithm.learning_rate": 3e-3,
+            "algorithm.train_every": 8,
+            "algorithm.batch_size": 32,
+            "algorithm.epsilon": 0.2,
+        },
+    )
     games = DelayedRewardGames(8)
     model = dmc.new(config, games)
     model.learn(8 * 2000)  # about 1 s

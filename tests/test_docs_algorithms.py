@@ -1,5 +1,6 @@
 """docs/algorithms.md's worked example is a working algorithm: registered as the page says,
 it trains through training.learning.train, checkpoints, resumes and plays as an agent."""
+
 import re
 import subprocess
 import sys
@@ -41,7 +42,12 @@ def test_the_worked_example_trains_resumes_and_plays(tmp_path):
     code = re.search(r'```python\n(""".*?)```', page, re.S).group(1)
     module = tmp_path / "reinforce.py"
     module.write_text(code)
-    done = subprocess.run([sys.executable, "-c", SCRIPT, str(module), str(tmp_path)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(module), str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ok PolicyAgent" in done.stdout

@@ -1,4 +1,5 @@
 """Double DQN (training.algorithms.dqn): runs, checkpoints, the masked target, acting, replay, resume."""
+
 import json
 import shutil
 
@@ -6,17 +7,24 @@ import gymnasium
 import numpy as np
 import pytest
 import torch
-
 from helpers import interrupt_training
 from test_training import tiny
-from training.learning import train as train_module
+
 from training.agents import PolicyAgent, checked_act
 from training.algorithms import dqn
-from training.learning.config import load_config
 from training.common.games import EnvHandle
+from training.learning import train as train_module
+from training.learning.config import load_config
 
-SMALL = dict(net_arch=[16], buffer_size=4096, batch_size=32, learning_starts=256, train_freq=8, target_update=20,
-             epsilon_decay_steps=512)
+SMALL = dict(
+    net_arch=[16],
+    buffer_size=4096,
+    batch_size=32,
+    learning_starts=256,
+    train_freq=8,
+    target_update=20,
+    epsilon_decay_steps=512,
+)
 
 
 def dqn_tiny(tmp_path, env_id="craits_v0", algorithm=None, **extra):
@@ -37,8 +45,9 @@ def q_values(model_file, obs_size, n_actions, net_arch, activation, observations
 # ---------------------------------------------------------------- runs and checkpoints
 @pytest.mark.parametrize("env_id", ["craits_v0", "pairs_draft_v0"])
 def test_tiny_run_writes_a_checkpoint_that_plays_legal_moves(tmp_path, env_id):
-    config = dqn_tiny(tmp_path, env_id, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: self_play, "
-                                                             "weight: 1}]"})
+    config = dqn_tiny(
+        tmp_path, env_id, **{"opponents.pool": "[{agent: heuristic, weight: 1}, {agent: self_play, weight: 1}]"}
+    )
     run = train_module.train(config, config.run_dir)
     ckpt = run / "checkpoint"
     meta = json.loads((ckpt / "meta.json").read_text())
@@ -83,6 +92,7 @@ def test_interrupted_run_resumes(tmp_path, monkeypatch):
 
 def test_batch_larger_than_the_buffer_is_refused():
     from training.learning.config import ConfigError
+
     with pytest.raises(ConfigError, match="'algorithm.batch_size' must be at most algorithm.buffer_size"):
         load_config("configs/craits_dqn_quick.yaml", ["algorithm.batch_size=100001"])
 
@@ -96,8 +106,16 @@ class ChainEnv:
     action raises."""
 
     MASKS = np.array([[1, 1, 0, 1], [0, 1, 1, 1], [1, 0, 1, 0], [1, 1, 1, 0], [0, 0, 1, 1], [1, 0, 0, 1]], bool)
-    R = np.array([[0.0, 0.2, 9, 0.1], [9, 0.0, 0.3, 0.1], [0.1, 9, 0.0, 9],
-                  [0.2, 0.5, 0.1, 9], [9, 9, 1.0, 0.0], [0.3, 9, 9, 0.5]])
+    R = np.array(
+        [
+            [0.0, 0.2, 9, 0.1],
+            [9, 0.0, 0.3, 0.1],
+            [0.1, 9, 0.0, 9],
+            [0.2, 0.5, 0.1, 9],
+            [9, 9, 1.0, 0.0],
+            [0.3, 9, 9, 0.5],
+        ]
+    )
 
     def __init__(self, n, seed=0, truncate_every=0):
         self.num_envs, self.truncate_every = n, truncate_every
@@ -201,8 +219,19 @@ def test_double_dqn_learns_the_chain():
     """A sanity check of the whole learner: the optimal values of a two-step game with masks
     (the best first move gives up reward now for more later)."""
     gamma = 0.9
-    model = chain_model(n=4, gamma=gamma, net_arch=[32], learning_rate=3e-3, buffer_size=4000, batch_size=64,
-                        learning_starts=200, train_freq=1, target_update=50, epsilon_decay_steps=3000, epsilon_end=0.1)
+    model = chain_model(
+        n=4,
+        gamma=gamma,
+        net_arch=[32],
+        learning_rate=3e-3,
+        buffer_size=4000,
+        batch_size=64,
+        learning_starts=200,
+        train_freq=1,
+        target_update=50,
+        epsilon_decay_steps=3000,
+        epsilon_end=0.1,
+    )
     model.learn(6000)
     q = model.q_net(torch.eye(7)[:6]).detach().numpy()
     best = model.env.optimal_q(gamma)
@@ -215,6 +244,7 @@ def test_an_action_value_checkpoint_plays_its_best_move_even_when_asked_to_sampl
     """A softmax over Q-values is no policy: a DQN snapshot in a sampling opponent pool still
     plays the masked argmax, while a PPO checkpoint samples."""
     from training.agents import PolicyAgent
+
     folder = tmp_path / "q"
     shutil.copytree("checkpoints/craits_dqn", folder)
     meta = json.loads((folder / "meta.json").read_text())

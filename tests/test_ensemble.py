@@ -1,5 +1,6 @@
 """training.agents.ensemble: several checkpoints as one wider MLP whose scores are exactly the mean
 of theirs; members that don't fit together are refused, naming the member and the field."""
+
 import json
 import os
 import subprocess
@@ -12,8 +13,8 @@ import pytest
 from training.agents import PolicyAgent
 from training.agents.checkpoint import CheckpointError
 from training.agents.ensemble import main, make_ensemble
-from training.matches.evaluate import evaluate
 from training.common.games import EnvHandle
+from training.matches.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,18 +30,30 @@ def member(folder, widths=(3, 2), activation="relu", seed=0, **meta_changes):
         arrays[f"{name}_weight"] = rng.normal(size=(outputs, inputs)).astype(np.float32)
         arrays[f"{name}_bias"] = rng.normal(size=outputs).astype(np.float32)
     np.savez(folder / "policy.npz", **arrays)
-    meta = {"format_version": 1, "env_id": "craits_v0", "env_args": {"preset": "craits"},
-            "rules": {"nine": "same_colour"}, "observation_size": 5, "action_size": 4, "activation": activation,
-            "action_selection": "masked_argmax", "hidden_sizes": list(widths),
-            "algorithm": {"name": "DoubleDQN", "net_arch": list(widths)}, "timesteps": 1000 + seed, **meta_changes}
+    meta = {
+        "format_version": 1,
+        "env_id": "craits_v0",
+        "env_args": {"preset": "craits"},
+        "rules": {"nine": "same_colour"},
+        "observation_size": 5,
+        "action_size": 4,
+        "activation": activation,
+        "action_selection": "masked_argmax",
+        "hidden_sizes": list(widths),
+        "algorithm": {"name": "DoubleDQN", "net_arch": list(widths)},
+        "timesteps": 1000 + seed,
+        **meta_changes,
+    }
     (folder / "meta.json").write_text(json.dumps(meta))
     return folder
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh"])
 def test_scores_are_the_members_mean(tmp_path, activation):
-    members = [member(tmp_path / f"m{i}", widths=w, activation=activation, seed=i)
-               for i, w in enumerate([(3, 2), (4, 5), (2, 2)])]
+    members = [
+        member(tmp_path / f"m{i}", widths=w, activation=activation, seed=i)
+        for i, w in enumerate([(3, 2), (4, 5), (2, 2)])
+    ]
     meta = make_ensemble(members, tmp_path / "ens")
     assert meta["hidden_sizes"] == [9, 9] and meta["algorithm"]["name"] == "ensemble"
     assert meta["timesteps"] == 1000 + 1001 + 1002 and meta["activation"] == activation
@@ -82,18 +95,23 @@ def test_an_ensemble_of_copies_plays_as_its_member(tmp_path):
     ens = tmp_path / "twice"
     make_ensemble(["checkpoints/craits_dqn", "checkpoints/craits_dqn"], ens)
     env = EnvHandle("craits_v0", {"deals": [3]})
-    results = [evaluate(env, [bot, "heuristic", "heuristic", "heuristic"], 2, seed=5)["agents"][bot]
-               for bot in ("checkpoints/craits_dqn", str(ens))]
+    results = [
+        evaluate(env, [bot, "heuristic", "heuristic", "heuristic"], 2, seed=5)["agents"][bot]
+        for bot in ("checkpoints/craits_dqn", str(ens))
+    ]
     assert results[0]["mean_score"] == results[1]["mean_score"]
     assert results[0]["win_share"] == results[1]["win_share"]
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"rules": {"nine": "any"}}, "rules .* differs from"),
-    ({"env_id": "pairs_draft_v0"}, "env_id 'pairs_draft_v0' differs"),
-    ({"activation": "tanh"}, "activation 'tanh' differs"),
-    ({"action_selection": "sample"}, "action_selection 'sample' differs"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"rules": {"nine": "any"}}, "rules .* differs from"),
+        ({"env_id": "pairs_draft_v0"}, "env_id 'pairs_draft_v0' differs"),
+        ({"activation": "tanh"}, "activation 'tanh' differs"),
+        ({"action_selection": "sample"}, "action_selection 'sample' differs"),
+    ],
+)
 def test_members_that_do_not_fit_are_refused(tmp_path, change, message):
     first = member(tmp_path / "a")
     other = member(tmp_path / "b", seed=1, **change)
@@ -123,22 +141,26 @@ def tree(folder):
     """Every entry under ``folder``: a file's bytes, a symlink's target, or "folder"."""
     entries = {}
     for path in sorted(folder.rglob("*")):
-        entries[path.relative_to(folder).as_posix()] = (f"-> {path.readlink()}" if path.is_symlink() else
-                                                       "folder" if path.is_dir() else path.read_bytes())
+        entries[path.relative_to(folder).as_posix()] = (
+            f"-> {path.readlink()}" if path.is_symlink() else "folder" if path.is_dir() else path.read_bytes()
+        )
     return entries
 
 
-@pytest.mark.parametrize("out, message", [
-    ("notes", "holds a.txt, b.txt: not an ensemble, so it is not replaced"),
-    ("notes/", "holds a.txt, b.txt: not an ensemble"),
-    ("m0", "is the member m0 itself"),
-    ("./m1/", "is the member m1 itself"),
-    ("link", "is the member m1 itself"),  # a symlink to the member
-    (".", "is the current folder itself: replacing it would delete it"),
-    ("..", "holds the current folder"),
-    ("plain.txt", "exists and is not a folder: it is not replaced"),
-    ("other", "holds a checkpoint that is not an ensemble"),  # e.g. a shipped bot: the same two files
-])
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        ("notes", "holds a.txt, b.txt: not an ensemble, so it is not replaced"),
+        ("notes/", "holds a.txt, b.txt: not an ensemble"),
+        ("m0", "is the member m0 itself"),
+        ("./m1/", "is the member m1 itself"),
+        ("link", "is the member m1 itself"),  # a symlink to the member
+        (".", "is the current folder itself: replacing it would delete it"),
+        ("..", "holds the current folder"),
+        ("plain.txt", "exists and is not a folder: it is not replaced"),
+        ("other", "holds a checkpoint that is not an ensemble"),  # e.g. a shipped bot: the same two files
+    ],
+)
 def test_out_holding_anything_but_an_earlier_ensemble_is_refused(tmp_path, monkeypatch, out, message):
     work = tmp_path / "work"
     member(work / "m0")
@@ -161,11 +183,18 @@ def test_out_dot_is_a_message_and_exit_status_not_a_traceback(tmp_path):
     member(tmp_path / "a")
     member(tmp_path / "b", seed=1)
     before = tree(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "training.ensemble", "a", "b", "--out", "."], cwd=tmp_path,
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    done = subprocess.run(
+        [sys.executable, "-m", "training.ensemble", "a", "b", "--out", "."],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr == "error: --out . is the current folder itself: replacing it would delete it; choose " \
-                          "another folder\n"
+    assert (
+        done.stderr == "error: --out . is the current folder itself: replacing it would delete it; choose "
+        "another folder\n"
+    )
     assert tree(tmp_path) == before
 
 
@@ -176,6 +205,7 @@ def test_an_earlier_ensemble_is_replaced_atomically(tmp_path, monkeypatch):
 
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(np, "savez_compressed", fail)  # fails inside the temporary folder
     with pytest.raises(SystemExit, match="No space left on device"):
         main([str(members[0]), str(members[2]), "--out", str(tmp_path / "ens") + "/"])

@@ -4,6 +4,7 @@ Each test runs under a deadline: the failure these guard against is a loop that 
 ends (an illegal move ends the episode under the env's penalty rule, and evaluation
 replays the game for ever), so a regression must fail, not hang the suite.
 """
+
 import json
 import os
 import re
@@ -12,12 +13,12 @@ import signal
 import numpy as np
 import pytest
 
-import training.matches.evaluate as evaluate_module
-import training.learning.learner_env as learner_env_module
 import training.frontends.play as play_module
+import training.learning.learner_env as learner_env_module
+import training.matches.evaluate as evaluate_module
 from training.agents import IllegalMoveError
-from training.learning.config import PoolEntry
 from training.common.games import EnvHandle
+from training.learning.config import PoolEntry
 from training.learning.learner_env import LearnerEnv, OpponentPool
 
 SHORT = {"deals": [3, 2]}
@@ -27,6 +28,7 @@ SHORT = {"deals": [3, 2]}
 def deadline():
     def hung(signum, frame):
         pytest.fail("still running after 30 s: an illegal move is being replayed instead of reported")
+
     previous = signal.signal(signal.SIGALRM, hung)
     signal.alarm(30)
     yield
@@ -58,6 +60,7 @@ def seat_cheaters(monkeypatch, module, spec="cheater"):
             return real(s, *args, **kwargs)
         made.append(Cheater(s))
         return made[-1]
+
     monkeypatch.setattr(module, "make_agent", make_agent)
     return made
 
@@ -75,11 +78,27 @@ def nan_checkpoint(folder):
     env = EnvHandle("craits_v0")
     obs_size, actions = env.obs_size, env.num_actions
     folder.mkdir()
-    np.savez(folder / "policy.npz", layer_0_weight=np.full((8, obs_size), np.nan), layer_0_bias=np.zeros(8),
-             action_weight=np.full((actions, 8), np.nan), action_bias=np.zeros(actions))
-    (folder / "meta.json").write_text(json.dumps({
-        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": env.rule_args,
-        "observation_size": obs_size, "action_size": actions, "activation": "tanh", "hidden_sizes": [8]}))
+    np.savez(
+        folder / "policy.npz",
+        layer_0_weight=np.full((8, obs_size), np.nan),
+        layer_0_bias=np.zeros(8),
+        action_weight=np.full((actions, 8), np.nan),
+        action_bias=np.zeros(actions),
+    )
+    (folder / "meta.json").write_text(
+        json.dumps(
+            {
+                "format_version": 1,
+                "env_id": "craits_v0",
+                "env_args": {},
+                "rules": env.rule_args,
+                "observation_size": obs_size,
+                "action_size": actions,
+                "activation": "tanh",
+                "hidden_sizes": [8],
+            }
+        )
+    )
     return str(folder)
 
 
@@ -145,11 +164,14 @@ def not_called(*args, **kwargs):
     raise AssertionError("games were played before the --json path was checked")
 
 
-@pytest.mark.parametrize("where, reason", [
-    (lambda tmp: tmp, "Is a directory"),
-    (lambda tmp: tmp / "missing" / "out.json", "No such file or directory"),
-    (lambda tmp: tmp / "a_file" / "out.json", "Not a directory"),
-])
+@pytest.mark.parametrize(
+    "where, reason",
+    [
+        (lambda tmp: tmp, "Is a directory"),
+        (lambda tmp: tmp / "missing" / "out.json", "No such file or directory"),
+        (lambda tmp: tmp / "a_file" / "out.json", "Not a directory"),
+    ],
+)
 def test_unwritable_json_path_fails_before_playing(monkeypatch, tmp_path, capsys, where, reason):
     (tmp_path / "a_file").write_text("")
     path = where(tmp_path)

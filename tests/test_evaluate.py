@@ -1,4 +1,5 @@
 """training.matches.evaluate: duplicate format, statistics, processes, CLI and errors."""
+
 import json
 import re
 from collections import defaultdict
@@ -6,8 +7,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from training.matches.evaluate import evaluate, format_table, main, rotated
 from training.common.games import EnvHandle
+from training.matches.evaluate import evaluate, format_table, main, rotated
 
 SHORT = {"deals": [3, 2]}  # a two-deal Craits game keeps these tests fast
 
@@ -25,6 +26,7 @@ def recording(env, record):
         reset(seed, options)
         if seed is not None:
             record.append((seed, raw.game.render()))
+
     raw.reset = seeded_reset
     return env
 
@@ -46,7 +48,11 @@ def test_duplicate_sets_replay_the_same_deal_in_every_rotation(env_id, env_args)
 def test_rotation_moves_every_agent_one_seat_on():
     layout = ["a", "b", "c", "d"]
     assert [rotated(layout, r) for r in range(4)] == [
-        ["a", "b", "c", "d"], ["d", "a", "b", "c"], ["c", "d", "a", "b"], ["b", "c", "d", "a"]]
+        ["a", "b", "c", "d"],
+        ["d", "a", "b", "c"],
+        ["c", "d", "a", "b"],
+        ["b", "c", "d", "a"],
+    ]
 
 
 def test_heuristic_beats_random_in_duplicate_craits():
@@ -93,36 +99,72 @@ def test_episode_deal_plays_whole_games():
 
 def test_checkpoint_agent(tmp_path):
     from envs import craits_v0
+
     raw = craits_v0.raw_env()
     space = raw.observation_space("player_0")
     obs_size, actions = space["observation"].shape[0], space["action_mask"].shape[0]
     rng = np.random.default_rng(0)
     folder = tmp_path / "tiny"
     folder.mkdir()
-    np.savez(folder / "policy.npz", layer_0_weight=rng.normal(size=(8, obs_size)), layer_0_bias=np.zeros(8),
-             action_weight=rng.normal(size=(actions, 8)), action_bias=np.zeros(actions))
-    (folder / "meta.json").write_text(json.dumps({
-        "format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": raw.rule_args(), "observation_size": obs_size,
-        "action_size": actions, "activation": "tanh", "hidden_sizes": [8]}))
+    np.savez(
+        folder / "policy.npz",
+        layer_0_weight=rng.normal(size=(8, obs_size)),
+        layer_0_bias=np.zeros(8),
+        action_weight=rng.normal(size=(actions, 8)),
+        action_bias=np.zeros(actions),
+    )
+    (folder / "meta.json").write_text(
+        json.dumps(
+            {
+                "format_version": 1,
+                "env_id": "craits_v0",
+                "env_args": {},
+                "rules": raw.rule_args(),
+                "observation_size": obs_size,
+                "action_size": actions,
+                "activation": "tanh",
+                "hidden_sizes": [8],
+            }
+        )
+    )
     result = evaluate(EnvHandle("craits_v0", SHORT), [str(folder), "random"], games=2, deterministic=False)
     assert result["agents"][str(folder)]["seats"] == 2
 
 
 def test_cli_writes_json(tmp_path, capsys):
     path = tmp_path / "result.json"
-    main(["--env", "craits_v0", "--agents", "heuristic,random", "--games", "2", "--seed", "4",
-          "--arg", "deals=[3, 2]", "--processes", "1", "--json", str(path)])
+    main(
+        [
+            "--env",
+            "craits_v0",
+            "--agents",
+            "heuristic,random",
+            "--games",
+            "2",
+            "--seed",
+            "4",
+            "--arg",
+            "deals=[3, 2]",
+            "--processes",
+            "1",
+            "--json",
+            str(path),
+        ]
+    )
     written = json.loads(path.read_text())
     assert written["env_args"] == SHORT and written["games"] == 8 and written["seed"] == 4
     assert set(written["agents"]) == {"heuristic", "random"}
     assert "win share" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("agents,message", [
-    (["heuristic", "nonsense"], "unknown agent 'nonsense'"),
-    (["random"] * 5, "5 agents for 4 seats"),
-    ([], "at least one agent"),
-])
+@pytest.mark.parametrize(
+    "agents,message",
+    [
+        (["heuristic", "nonsense"], "unknown agent 'nonsense'"),
+        (["random"] * 5, "5 agents for 4 seats"),
+        ([], "at least one agent"),
+    ],
+)
 def test_bad_agents_raise_clear_errors(agents, message):
     with pytest.raises(ValueError, match=message):
         evaluate(EnvHandle("craits_v0", SHORT), agents, games=1)
@@ -139,25 +181,33 @@ def test_cli_reports_bad_agents_without_traceback(capsys):
     assert "unknown agent 'nonsense'" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--agents", "heuristc"], "unknown agent 'heuristc'"),
-    (["--env", "pairs_draft_v0", "--agents", "checkpoints/craits"], "trained for craits_v0, not pairs_draft_v0"),
-    (["--arg", "colour=red"], "unknown craits_v0 argument 'colour'"),
-    (["--env", "pairs_draft_v0", "--arg", "num_players=3"], "unknown pairs_draft_v0 argument 'num_players'"),
-    (["--arg", "deals=[1"], "not a valid YAML value"),
-    (["--agents", "random,random,random,random,random"], "5 agents for 4 seats"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--agents", "heuristc"], "unknown agent 'heuristc'"),
+        (["--env", "pairs_draft_v0", "--agents", "checkpoints/craits"], "trained for craits_v0, not pairs_draft_v0"),
+        (["--arg", "colour=red"], "unknown craits_v0 argument 'colour'"),
+        (["--env", "pairs_draft_v0", "--arg", "num_players=3"], "unknown pairs_draft_v0 argument 'num_players'"),
+        (["--arg", "deals=[1"], "not a valid YAML value"),
+        (["--agents", "random,random,random,random,random"], "5 agents for 4 seats"),
+    ],
+)
 def test_play_and_evaluate_clis_name_bad_input(argv, message, capsys):
     from training.frontends import play as play_module
+
     for cli in (play_module.main, main):
         with pytest.raises(SystemExit):
             cli(argv + (["--games", "1", "--processes", "1"] if cli is main else []))
         assert message in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("env_id,env_args,unit,better", [
-    ("craits_v0", SHORT, "points per deal (a game is 2 deals)", "lower is better"),
-    pytest.param("pairs_draft_v0", {}, "points per game", "higher is better")])
+@pytest.mark.parametrize(
+    "env_id,env_args,unit,better",
+    [
+        ("craits_v0", SHORT, "points per deal (a game is 2 deals)", "lower is better"),
+        pytest.param("pairs_draft_v0", {}, "points per game", "higher is better"),
+    ],
+)
 def test_table_says_what_the_score_is_how_many_games_and_who_sits_where(env_id, env_args, unit, better):
     result = evaluate(EnvHandle(env_id, env_args), ["heuristic", "random"], games=2, seed=7)
     table = format_table(result)
@@ -171,10 +221,12 @@ def test_table_says_what_the_score_is_how_many_games_and_who_sits_where(env_id, 
 
 def test_play_header_says_who_sits_where_and_help_names_the_command(capsys):
     from training.frontends import play as play_module
+
     play_module.main(["--agents", "random,heuristic", "--seed", "5", "--arg", "deals=[3]"])
     out = capsys.readouterr().out
-    assert out.startswith("craits_v0 (deals=[3]), seed 5\nseat 0: random\nseat 1: heuristic\nseat 2: random\n"
-                          "seat 3: heuristic\n")
+    assert out.startswith(
+        "craits_v0 (deals=[3]), seed 5\nseat 0: random\nseat 1: heuristic\nseat 2: random\nseat 3: heuristic\n"
+    )
     assert re.search(r"final scores \(lower is better\):\n  seat 0 \(random\): \d+", out)
     for cli, name in ((play_module.main, "training.play"), (main, "training.evaluate")):
         with pytest.raises(SystemExit):
@@ -184,16 +236,31 @@ def test_play_header_says_who_sits_where_and_help_names_the_command(capsys):
 
 def test_agent_lists_keep_the_options_of_a_spec_together():
     from training.agents import split_agents
+
     assert split_agents("ismcts:simulations=20,uct_c=1.4,heuristic,random") == [
-        "ismcts:simulations=20,uct_c=1.4", "heuristic", "random"]
+        "ismcts:simulations=20,uct_c=1.4",
+        "heuristic",
+        "random",
+    ]
     assert split_agents("checkpoints/craits,heuristic") == ["checkpoints/craits", "heuristic"]
     assert split_agents("onnx:bots/a,ismcts,ismcts:simulations=5") == ["onnx:bots/a", "ismcts", "ismcts:simulations=5"]
 
 
 def test_a_search_bot_is_an_agent_in_evaluate_and_play(capsys):
-    result = main(["--agents", "ismcts:simulations=10,uct_c=1.4,seed=3,heuristic,heuristic,heuristic", "--games", "1",
-                   "--arg", "deals=[2]", "--processes", "1"])
+    result = main(
+        [
+            "--agents",
+            "ismcts:simulations=10,uct_c=1.4,seed=3,heuristic,heuristic,heuristic",
+            "--games",
+            "1",
+            "--arg",
+            "deals=[2]",
+            "--processes",
+            "1",
+        ]
+    )
     assert result["layout"][0] == "ismcts:simulations=10,uct_c=1.4,seed=3"
     from training.frontends.play import main as play_main
+
     play_main(["--agents", "ismcts:simulations=10,random", "--arg", "deals=[2]"])
     assert "seat 0: ismcts:simulations=10" in capsys.readouterr().out

@@ -1,5 +1,6 @@
 """ONNX export (training/agents/export.py): the graph and its sidecar, parity with the numpy and
 torch policies on observations from real games, the loader's checks, the CLI."""
+
 import hashlib
 import json
 import os
@@ -10,16 +11,15 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, numpy_helper
+from test_training import tiny
 
+from training.agents import PolicyAgent
 from training.agents import export as ex
 from training.agents import exported as exported_mod
-from training.learning import train as train_module
-from training.agents import PolicyAgent
-from training.algorithms import maskable_ppo
 from training.agents.checkpoint import CheckpointError, save_checkpoint
+from training.algorithms import maskable_ppo
 from training.common.games import EnvHandle
-
-from test_training import tiny
+from training.learning import train as train_module
 
 SAMPLES = 3000  # observations recorded per game for the parity checks
 CRAITS_ARGS = {"episode": "deal", "deals": [3], "nine": "same_colour"}  # what tiny() trains with
@@ -35,6 +35,7 @@ def scrambled_checkpoint(tmp_path, env_id, **overrides):
     then scrambled, so its logits are tens, not the ~0.01 of a fresh action head."""
     import torch
     from sb3_contrib import MaskablePPO
+
     config = tiny(tmp_path, env_id=env_id, **{"training.total_timesteps": 256, **overrides})
     checkpoint = train_module.train(config, config.run_dir) / "checkpoint"
     model = MaskablePPO.load(checkpoint / "model.zip")
@@ -43,7 +44,7 @@ def scrambled_checkpoint(tmp_path, env_id, **overrides):
         for module in (model.policy.mlp_extractor.policy_net, model.policy.action_net):
             for param in module.parameters():
                 fan_in = param.shape[-1] if param.ndim == 2 else 1
-                param.copy_(torch.randn(param.shape, generator=generator) * 3 / fan_in ** 0.5)
+                param.copy_(torch.randn(param.shape, generator=generator) * 3 / fan_in**0.5)
     meta = json.loads((checkpoint / "meta.json").read_text())
     save_checkpoint(checkpoint, model, meta, maskable_ppo)
     return checkpoint
@@ -53,8 +54,10 @@ def scrambled_checkpoint(tmp_path, env_id, **overrides):
 def trained(tmp_path_factory):
     """game -> (checkpoint with model.zip, its export, recorded observations and masks)."""
     runs = {}
-    for env_id, overrides in (("craits_v0", {"algorithm.net_arch": "[32,32]"}),
-                              ("pairs_draft_v0", {"algorithm.net_arch": "[24]", "algorithm.activation": "relu"})):
+    for env_id, overrides in (
+        ("craits_v0", {"algorithm.net_arch": "[32,32]"}),
+        ("pairs_draft_v0", {"algorithm.net_arch": "[24]", "algorithm.activation": "relu"}),
+    ):
         folder = tmp_path_factory.mktemp(env_id)
         checkpoint = scrambled_checkpoint(folder, env_id, **overrides)
         exported = export_cli(checkpoint, folder / "bot")
@@ -75,6 +78,7 @@ def test_onnx_numpy_and_torch_agree(trained, env_id):
     torch policy give the same legal logits (to 1e-5) and choose the same actions."""
     import torch
     from sb3_contrib import MaskablePPO
+
     checkpoint, exported, observations, masks = trained[env_id]
     legal = masks > 0
     onnx_logits, onnx_actions = exported_mod.OnnxAgent(exported).evaluate(observations, masks)
@@ -126,12 +130,24 @@ def test_graph_inputs_outputs_and_operators(trained):
     model = onnx.load(str(exported / "model.onnx"))
     onnx.checker.check_model(model, full_check=True)
     assert [(v.name, v.type.tensor_type.elem_type, exported_mod._dims(v)) for v in model.graph.input] == [
-        ("observation", TensorProto.FLOAT, [None, 206]), ("action_mask", TensorProto.FLOAT, [None, 109])]
+        ("observation", TensorProto.FLOAT, [None, 206]),
+        ("action_mask", TensorProto.FLOAT, [None, 109]),
+    ]
     assert [(v.name, v.type.tensor_type.elem_type, exported_mod._dims(v)) for v in model.graph.output] == [
-        ("logits", TensorProto.FLOAT, [None, 109]), ("action", TensorProto.INT64, [None])]
+        ("logits", TensorProto.FLOAT, [None, 109]),
+        ("action", TensorProto.INT64, [None]),
+    ]
     assert [(op.domain, op.version) for op in model.opset_import] == [("", ex.OPSET)]
-    assert [n.op_type for n in model.graph.node] == ["Gemm", "Tanh", "Gemm", "Tanh", "Gemm", "Greater", "Where",
-                                                     "ArgMax"]
+    assert [n.op_type for n in model.graph.node] == [
+        "Gemm",
+        "Tanh",
+        "Gemm",
+        "Tanh",
+        "Gemm",
+        "Greater",
+        "Where",
+        "ArgMax",
+    ]
 
 
 def test_sidecar_fields(trained):
@@ -146,8 +162,13 @@ def test_sidecar_fields(trained):
     assert bot["action_selection"] == meta["action_selection"] == "masked_sampling"  # a PPO policy
     assert bot["model"]["sha256"] == hashlib.sha256((exported / "model.onnx").read_bytes()).hexdigest()
     assert bot["model"]["inputs"][1] == {"name": "action_mask", "dtype": "float32", "shape": ["batch", 109]}
-    assert bot["source"] == {"checkpoint": str(checkpoint), "algorithm": "MaskablePPO",
-                             "timesteps": meta["timesteps"], "run": meta.get("run"), "seed": meta.get("seed")}
+    assert bot["source"] == {
+        "checkpoint": str(checkpoint),
+        "algorithm": "MaskablePPO",
+        "timesteps": meta["timesteps"],
+        "run": meta.get("run"),
+        "seed": meta.get("seed"),
+    }
     assert bot["network"] == {"activation": "tanh", "hidden_sizes": [32, 32]}
     pairs = json.loads((trained["pairs_draft_v0"][1] / "bot.json").read_text())
     assert pairs["actions"][6] == "number 7 (pick, discard or play)" and len(pairs["actions"]) == 10
@@ -162,12 +183,20 @@ def synthetic_checkpoint(folder, hidden_sizes=(), activation="relu", bias=None, 
     arrays = {}
     for i, (inputs, outputs) in enumerate(zip(sizes, sizes[1:])):
         name = f"layer_{i}" if i < len(hidden_sizes) else "action"
-        arrays[f"{name}_weight"] = rng.normal(size=(outputs, inputs)) / inputs ** 0.5
+        arrays[f"{name}_weight"] = rng.normal(size=(outputs, inputs)) / inputs**0.5
         arrays[f"{name}_bias"] = rng.normal(size=outputs) if bias is None or i < len(hidden_sizes) else bias
     np.savez(folder / "policy.npz", **arrays)
-    meta = {"format_version": 1, "env_id": "craits_v0", "env_args": {}, "rules": EnvHandle("craits_v0").rule_args,
-            "observation_size": 206, "action_size": 109, "activation": activation,
-            "hidden_sizes": list(hidden_sizes), **meta_changes}
+    meta = {
+        "format_version": 1,
+        "env_id": "craits_v0",
+        "env_args": {},
+        "rules": EnvHandle("craits_v0").rule_args,
+        "observation_size": 206,
+        "action_size": 109,
+        "activation": activation,
+        "hidden_sizes": list(hidden_sizes),
+        **meta_changes,
+    }
     (folder / "meta.json").write_text(json.dumps(meta))
     return folder
 
@@ -185,7 +214,9 @@ def test_action_selection_is_carried(tmp_path):
     checkpoint = synthetic_checkpoint(tmp_path / "ckpt", action_selection="masked_sampling")
     bot = json.loads((export_cli(checkpoint, tmp_path / "bot") / "bot.json").read_text())
     assert bot["action_selection"] == "masked_sampling"
-    assert exported_mod.load_exported(tmp_path / "bot", EnvHandle("craits_v0"), deterministic=None).deterministic is False
+    assert (
+        exported_mod.load_exported(tmp_path / "bot", EnvHandle("craits_v0"), deterministic=None).deterministic is False
+    )
     synthetic_checkpoint(tmp_path / "bad", action_selection="epsilon_greedy")
     with pytest.raises(CheckpointError, match="field 'action_selection' must be one of masked_argmax"):
         ex.export(tmp_path / "bad", tmp_path / "bot2")
@@ -221,8 +252,9 @@ def test_sampling_matches_policy_agent_and_batches(trained):
     batch = exported_mod.OnnxAgent(exported, deterministic=False, seed=7).act_batch(observations, masks)
     assert batch.dtype == np.int64 and batch.tolist() == one_by_one
     deterministic = exported_mod.OnnxAgent(exported)
-    assert deterministic.act_batch(observations, masks).tolist() == \
-        [deterministic.act(o, m) for o, m in zip(observations, masks)]
+    assert deterministic.act_batch(observations, masks).tolist() == [
+        deterministic.act(o, m) for o, m in zip(observations, masks)
+    ]
 
 
 def test_exported_bot_plays_whole_games_without_torch(trained):
@@ -283,15 +315,18 @@ def load(folder, env_id="craits_v0", args=CRAITS_ARGS):
     return exported_mod.load_exported(folder, EnvHandle(env_id, args))
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"format_version": 2}, "bot.json: field 'format_version' is 2: export format not supported"),
-    ({"env_id": None}, "bot.json lacks env_id"),
-    ({"observation_size": "206"}, "bot.json: field 'observation_size' must be an integer > 0, got '206'"),
-    ({"rules": []}, "bot.json: field 'rules' must be an object"),
-    ({"actions": ["draw"]}, "bot.json: field 'actions' must be a list of 109 action texts"),
-    ({"action_selection": "best"}, "bot.json: field 'action_selection' must be one of masked_argmax"),
-    ({"model": {"file": "../x.onnx"}}, "bot.json: field 'model.file' must be 'model.onnx'"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"format_version": 2}, "bot.json: field 'format_version' is 2: export format not supported"),
+        ({"env_id": None}, "bot.json lacks env_id"),
+        ({"observation_size": "206"}, "bot.json: field 'observation_size' must be an integer > 0, got '206'"),
+        ({"rules": []}, "bot.json: field 'rules' must be an object"),
+        ({"actions": ["draw"]}, "bot.json: field 'actions' must be a list of 109 action texts"),
+        ({"action_selection": "best"}, "bot.json: field 'action_selection' must be one of masked_argmax"),
+        ({"model": {"file": "../x.onnx"}}, "bot.json: field 'model.file' must be 'model.onnx'"),
+    ],
+)
 def test_damaged_sidecar_is_refused_naming_the_field(bot_copy, changes, message):
     edit_sidecar(bot_copy, **changes)
     with pytest.raises(CheckpointError, match=message.replace("(", r"\(").replace("[", r"\[")):
@@ -360,8 +395,13 @@ def test_graph_with_other_inputs_operators_or_external_data_is_refused(bot_copy)
         load(bot_copy)
 
     (bot_copy / "model.onnx").write_bytes(b"not a model")
-    edit_sidecar(bot_copy, model={**json.loads((bot_copy / "bot.json").read_text())["model"],
-                                  "sha256": hashlib.sha256(b"not a model").hexdigest()})
+    edit_sidecar(
+        bot_copy,
+        model={
+            **json.loads((bot_copy / "bot.json").read_text())["model"],
+            "sha256": hashlib.sha256(b"not a model").hexdigest(),
+        },
+    )
     with pytest.raises(CheckpointError, match="model.onnx is not an ONNX model"):
         load(bot_copy)
 
@@ -398,8 +438,9 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
         assert err.startswith("error: ") and err.count("\n") == 1
         return err
 
-    assert "checkpoint folder" in error(tmp_path / "nothing", "--out", tmp_path / "out") and "does not exist" in \
-        error(tmp_path / "nothing", "--out", tmp_path / "out")
+    assert "checkpoint folder" in error(tmp_path / "nothing", "--out", tmp_path / "out") and "does not exist" in error(
+        tmp_path / "nothing", "--out", tmp_path / "out"
+    )
     damaged = synthetic_checkpoint(tmp_path / "damaged")
     (damaged / "policy.npz").write_bytes(b"PK garbage")
     assert "policy.npz is not a policy file written by deckgym" in error(damaged, "--out", tmp_path / "out")
@@ -412,14 +453,18 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("out, message", [
-    ("ck/", "is the checkpoint itself"),
-    ("./link", "is the checkpoint itself"),  # a symlink to the checkpoint
-    (".", "is the current folder itself: replacing it would delete it"),
-    ("..", "holds the current folder"),
-])
-def test_out_spelled_otherwise_is_still_the_checkpoint_or_the_current_folder(tmp_path, monkeypatch, capsys, out,
-                                                                              message):
+@pytest.mark.parametrize(
+    "out, message",
+    [
+        ("ck/", "is the checkpoint itself"),
+        ("./link", "is the checkpoint itself"),  # a symlink to the checkpoint
+        (".", "is the current folder itself: replacing it would delete it"),
+        ("..", "holds the current folder"),
+    ],
+)
+def test_out_spelled_otherwise_is_still_the_checkpoint_or_the_current_folder(
+    tmp_path, monkeypatch, capsys, out, message
+):
     """The same check as ``training.agents.ensemble``'s --out (``training.common.files.check_replaceable``)."""
     work = tmp_path / "work"
     synthetic_checkpoint(work / "ck")
@@ -453,13 +498,15 @@ def test_an_exported_bot_is_an_agent_everywhere(tmp_path):
     playing the moves of the checkpoint it came from."""
     from training.agents import make_agent
     from training.matches.evaluate import evaluate
+
     export_cli("checkpoints/craits", tmp_path / "bot")
     env = EnvHandle("craits_v0", {"deals": [3, 2]})
     for spec in (f"onnx:{tmp_path / 'bot'}", str(tmp_path / "bot")):
         assert isinstance(make_agent(spec, env), exported_mod.OnnxAgent)
         exported = evaluate(env, [spec, "heuristic", "random", "heuristic"], games=3, seed=4, processes=1)
-        original = evaluate(env, ["checkpoints/craits", "heuristic", "random", "heuristic"], games=3, seed=4,
-                            processes=1)
+        original = evaluate(
+            env, ["checkpoints/craits", "heuristic", "random", "heuristic"], games=3, seed=4, processes=1
+        )
         assert exported["agents"][spec] == original["agents"]["checkpoints/craits"]
     with pytest.raises(CheckpointError, match="pairs_draft_v0"):
         make_agent(f"onnx:{tmp_path / 'bot'}", EnvHandle("pairs_draft_v0"))

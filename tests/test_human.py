@@ -1,6 +1,7 @@
 """The terminal agent (training/agents/human.py): prompts from the seat's own view (the game's
 ``present`` module), moves read as text, bad input re-prompts, the end of input ends the
 game cleanly."""
+
 from __future__ import annotations
 
 import io
@@ -12,9 +13,9 @@ import pytest
 from envs.craits import CraitsGame, Rules
 from envs.present import presentation
 from training.agents import make_agent
-from training.matches.evaluate import play_game
-from training.common.games import EnvHandle
 from training.agents.human import HumanAgent, HumanQuit, view_text
+from training.common.games import EnvHandle
+from training.matches.evaluate import play_game
 
 CARD = re.compile(r"\b[A2-9TJQK][CDHS]\b")
 
@@ -53,8 +54,8 @@ def test_craits_prompts_show_only_the_seats_own_cards():
     env, script, text, scores, winners = play_with_human("craits_v0", {"deals": [4, 3]}, 1, seed=5)
     assert script.prompts > 3 and "is not a legal move here" in text
     for printed, hands in script.tables:
-        table = printed[printed.rfind("Craits  deal"):]  # the table shown at this prompt
-        own = table[table.index("your hand:"):].splitlines()[0]
+        table = printed[printed.rfind("Craits  deal") :]  # the table shown at this prompt
+        own = table[table.index("your hand:") :].splitlines()[0]
         assert set(CARD.findall(own)) == set(hands[1])
         hidden = {c for s, hand in enumerate(hands) if s != 1 for c in hand}
         assert not hidden & set(CARD.findall(table))  # a card in another hand is never shown
@@ -85,7 +86,7 @@ def test_bad_input_reprompts_and_short_forms_are_read():
     text = output.getvalue()
     assert text.count("is not a legal move here") == 2 and "legal moves: play 2C, play 7H" in text
     assert "your hand: 2C 7H KD" in text
-    table = text[:text.index("legal moves:")]
+    table = text[: text.index("legal moves:")]
     assert "seat 1" in table and "9S" not in table and "KS" not in table
 
 
@@ -157,5 +158,7 @@ def test_help_names_this_turns_moves():
     human = HumanAgent(raw, 0, input=lambda prompt: next(answers), output=output)
     with pytest.raises(HumanQuit):
         human.act(None, [int(a in game.legal_actions()) for a in range(109)])
-    assert "Type a move as listed (e.g. 'play 2C', 'play 7H') or just the part after its verb ('2C', '7H')" \
+    assert (
+        "Type a move as listed (e.g. 'play 2C', 'play 7H') or just the part after its verb ('2C', '7H')"
         in output.getvalue()
+    )

@@ -1,5 +1,6 @@
 """training.matches.league: schedule, ratings (OpenSkill, Bradley–Terry Elo), the league folder (resume,
 added agents, refusals, lock), processes, outputs and the CLI. Short Craits games keep it fast."""
+
 import csv
 import json
 import math
@@ -11,18 +12,45 @@ import pytest
 
 import training.matches.league
 from training.common.files import FolderInUse, hold_folder
-from training.matches.league import (LeagueError, bradley_terry, distinct_rotations, elo_from_wins, head_to_head,
-                             main, openskill_ratings, pair_layouts, rate, run_league, schedule, side_ranks)
+from training.matches.league import (
+    LeagueError,
+    bradley_terry,
+    distinct_rotations,
+    elo_from_wins,
+    head_to_head,
+    main,
+    openskill_ratings,
+    pair_layouts,
+    rate,
+    run_league,
+    schedule,
+    side_ranks,
+)
 
 CHECKPOINT = str(Path(__file__).parent.parent / "checkpoints" / "craits")
 SHORT = {"deals": [3]}
-LOG_FIELDS = {"match", "game", "set", "rotation", "match_games", "agents", "seats", "seed", "env", "env_args",
-              "rules", "sides", "scores", "winners"}
+LOG_FIELDS = {
+    "match",
+    "game",
+    "set",
+    "rotation",
+    "match_games",
+    "agents",
+    "seats",
+    "seed",
+    "env",
+    "env_args",
+    "rules",
+    "sides",
+    "scores",
+    "winners",
+}
 
 
 def league(out, agents=("heuristic",), env_args=SHORT, games=2, **kw):
-    return run_league(out, list(agents), "craits_v0" if env_args is not None else None, env_args, games,
-                      verbose=False, **kw)
+    return run_league(
+        out, list(agents), "craits_v0" if env_args is not None else None, env_args, games, verbose=False, **kw
+    )
 
 
 def log_lines(out):
@@ -93,8 +121,16 @@ def test_head_to_head_and_ranks_of_one_game():
 
 def test_openskill_partnerships_are_teams_and_the_reference_is_pinned():
     def game(i, seats, winners):
-        return {"set": i, "match": "m", "rotation": 0, "seats": seats, "sides": [[0, 2], [1, 3]],
-                "scores": [0, 1, 0, 1] if winners == [0, 2] else [1, 0, 1, 0], "winners": winners}
+        return {
+            "set": i,
+            "match": "m",
+            "rotation": 0,
+            "seats": seats,
+            "sides": [[0, 2], [1, 3]],
+            "scores": [0, 1, 0, 1] if winners == [0, 2] else [1, 0, 1, 0],
+            "winners": winners,
+        }
+
     games = [game(i, ["a", "random", "a", "random"], [0, 2]) for i in range(5)]
     ratings = openskill_ratings(games, ["random", "a"], lower_score_wins=True, reference="random")
     assert ratings["random"][0] == 25.0 and ratings["a"][0] > 27
@@ -147,7 +183,7 @@ def test_adding_an_agent_plays_only_its_matches(tmp_path):
     assert result["played"] == 2 * 2  # (checkpoint, heuristic) and (checkpoint, random), two sets each
     after = (out / "matches.jsonl").read_bytes()
     assert after.startswith(before)
-    new = [json.loads(line) for line in after[len(before):].splitlines()]
+    new = [json.loads(line) for line in after[len(before) :].splitlines()]
     assert new and all(CHECKPOINT in line["agents"] and CHECKPOINT in line["seats"] for line in new)
     assert json.loads((out / "league.json").read_text())["agents"] == ["random", "heuristic", CHECKPOINT]
     assert {row["agent"] for row in result["rows"]} == {"random", "heuristic", CHECKPOINT}
@@ -229,16 +265,27 @@ def test_processes_do_not_change_the_results(tmp_path):
 def test_outputs_and_log_fields(tmp_path, capsys):
     out = tmp_path / "l"
     config = tmp_path / "league.yaml"
-    config.write_text(f"out: {out}\nenv: craits_v0\nargs: {{deals: [2], partnership: true}}\n"
-                      "agents: [heuristic]\ngames: 2\nseed: 7\n")  # the shipped bot plays no partnerships
+    config.write_text(
+        f"out: {out}\nenv: craits_v0\nargs: {{deals: [2], partnership: true}}\nagents: [heuristic]\ngames: 2\nseed: 7\n"
+    )  # the shipped bot plays no partnerships
     main(["--config", str(config), "--processes", "1", "--bootstrap", "50"])
     printed = capsys.readouterr().out
     assert "| rank | agent | mu |" in printed and "2 matches played" in printed
     assert (out / "win_share.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rows = list(csv.DictReader((out / "ratings.csv").open()))
     assert [r["rank"] for r in rows] == ["1", "2"] and {r["agent"] for r in rows} == {"random", "heuristic"}
-    assert set(rows[0]) == {"rank", "agent", "mu", "sigma", "ordinal", "elo", "elo_ci95_low", "elo_ci95_high",
-                            "win_share", "games"}
+    assert set(rows[0]) == {
+        "rank",
+        "agent",
+        "mu",
+        "sigma",
+        "ordinal",
+        "elo",
+        "elo_ci95_low",
+        "elo_ci95_high",
+        "win_share",
+        "games",
+    }
     random_row = next(r for r in rows if r["agent"] == "random")
     assert float(random_row["mu"]) == 25.0 and float(random_row["elo"]) == 0.0
     matrix = list(csv.reader((out / "win_share.csv").open()))
@@ -284,18 +331,26 @@ BAD_LINES = {
     "side seat out of range": (changed("sides", [[0], [1], [2], [-1]]), r"seat -1 in sides is out of range"),
     "a seat in two sides": (changed("sides", [[0], [1], [2], [2]]), r"sides .* do not hold every seat once"),
     "other game": (changed("env", "pairs_draft_v0"), r"a game of 'pairs_draft_v0', the league plays craits_v0"),
-    "other rules": (lambda line: {**line, "rules": {**line["rules"], "partnership": True}},
-                    r"rules partnership: True, the league's False"),
+    "other rules": (
+        lambda line: {**line, "rules": {**line["rules"], "partnership": True}},
+        r"rules partnership: True, the league's False",
+    ),
     "other env arguments": (changed("env_args", {}), r"env_args deals: not given, the league's \[3\]"),
     "too few scores": (lambda line: {**line, "scores": line["scores"][:3]}, r"3 scores for 4 seats"),
     "too many seats": (lambda line: {**line, "seats": line["seats"] + ["random"]}, r"5 seats, the league plays 4"),
-    "unknown agent": (lambda line: json.loads(json.dumps(line).replace('"random"', '"stranger"')),
-                      r"agent 'stranger' is not in the league"),
+    "unknown agent": (
+        lambda line: json.loads(json.dumps(line).replace('"random"', '"stranger"')),
+        r"agent 'stranger' is not in the league",
+    ),
     "other deal seed": (changed("seed", 1), r"deal seed 1 is not set 0's \(0\)"),
-    "not a scheduled table": (lambda line: {**line, "seats": line["seats"][::-1]},
-                              r"seats .* at rotation 1 are not a table the league plays"),
-    "other match id": (lambda line: {**line, "match": "0" * 16, "game": "0" * 16 + "/1"},
-                       r"match '0{16}' / game '0{16}/1': not the ids of its table and deal seed"),
+    "not a scheduled table": (
+        lambda line: {**line, "seats": line["seats"][::-1]},
+        r"seats .* at rotation 1 are not a table the league plays",
+    ),
+    "other match id": (
+        lambda line: {**line, "match": "0" * 16, "game": "0" * 16 + "/1"},
+        r"match '0{16}' / game '0{16}/1': not the ids of its table and deal seed",
+    ),
     "wrong match size": (changed("match_games", 3), r"match_games 3, its table has 2"),
     "not an object": ("[1, 2]", r"not a game record"),
     "not JSON": ("{oops", r"not a game record"),
@@ -323,8 +378,10 @@ def test_only_a_torn_last_line_is_dropped(two_sets, tmp_path):
     whole = log.read_bytes()
     *first, last = whole.splitlines(keepends=True)
     wrong = {**json.loads(last), "scores": [0, 1]}
-    for content, problem in ((json.dumps(wrong).encode() + b"\n", r"line 4: 2 scores for 4 seats"),  # JSON: not torn
-                             (b"{oops\n" + last[:20], r"line 4: not a game record")):  # not the file's last line
+    for content, problem in (
+        (json.dumps(wrong).encode() + b"\n", r"line 4: 2 scores for 4 seats"),  # JSON: not torn
+        (b"{oops\n" + last[:20], r"line 4: not a game record"),
+    ):  # not the file's last line
         log.write_bytes(b"".join(first) + content)
         before = folder(out)
         with pytest.raises(LeagueError, match=problem):

@@ -1,5 +1,6 @@
 """The Pairs Draft PettingZoo env: API conformance, seeding, invariants, secrecy of the
 simultaneous steps, perfect-memory draft inference, rewards, golden games, the heuristic."""
+
 import functools
 import random
 from collections import Counter
@@ -7,24 +8,39 @@ from collections import Counter
 import numpy as np
 import pettingzoo
 import pytest
+from helpers import all_cards, check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
 from pettingzoo.test import api_test, seed_test
 
 import envs
 from envs import pairs_draft_v0
 from envs.pairs_draft import PairsDraftGame
 from envs.pairs_draft.bot import PairsDraftHeuristic
-from envs.pairs_draft.env import (COUNT_SCALE, DISCARD, HAND, HAND_SIZE, INSTANT_WIN_BONUS, OBS_SIZE, OTHERS_PICKS,
-                                  PACK, PASSED_PACKS, PHASE, POINTS, POINTS_SCALE, REWARD_SCALE, SEAT_SIZE, SEATS,
-                                  _SCALE)
+from envs.pairs_draft.env import (
+    _SCALE,
+    COUNT_SCALE,
+    DISCARD,
+    HAND,
+    HAND_SIZE,
+    INSTANT_WIN_BONUS,
+    OBS_SIZE,
+    OTHERS_PICKS,
+    PACK,
+    PASSED_PACKS,
+    PHASE,
+    POINTS,
+    POINTS_SCALE,
+    REWARD_SCALE,
+    SEAT_SIZE,
+    SEATS,
+)
 from envs.pairs_draft.game import DECK
-from helpers import all_cards, check_golden, observation_playthrough, playthrough, random_legal, run_env_episode
 
 REWARD_MODES = ["points", "win"]
 
 
 def counts(obs, start, size=10):
     """Raw counts of an observation field."""
-    return np.rint(obs["observation"][start:start + size] * COUNT_SCALE).astype(int).tolist()
+    return np.rint(obs["observation"][start : start + size] * COUNT_SCALE).astype(int).tolist()
 
 
 def observations(env):
@@ -43,6 +59,7 @@ def test_seed(reward):
 
 def test_imports_and_registry():
     from envs.pairs_draft import env, raw_env
+
     assert env is pairs_draft_v0.env and raw_env is pairs_draft_v0.raw_env
     made = pettingzoo.make("aec", "deckgym/pairs_draft-v0", reward="win")
     made.reset(seed=1)
@@ -52,8 +69,9 @@ def test_imports_and_registry():
     assert envs.GAMES["pairs_draft_v0"].package == "envs.pairs_draft"
 
 
-@pytest.mark.parametrize("kwargs", [dict(reward="deal"), dict(illegal_action="ignore"), dict(render_mode="rgb")],
-                         ids=str)
+@pytest.mark.parametrize(
+    "kwargs", [dict(reward="deal"), dict(illegal_action="ignore"), dict(render_mode="rgb")], ids=str
+)
 def test_bad_arguments_name_the_problem(kwargs):
     with pytest.raises(ValueError, match=next(iter(kwargs))):
         pairs_draft_v0.raw_env(**kwargs)
@@ -83,8 +101,11 @@ def test_random_games_keep_invariants(reward):
                 slots = [(seat + k) % 4 for k in range(4)]
                 assert (table[:, :10] * COUNT_SCALE).round().tolist() == [game.face_up_counts(s) for s in slots]
                 assert (table[:, POINTS] * POINTS_SCALE).round().tolist() == [game.scores()[s] for s in slots]
-                in_hand = {"draft": [game.pick_index] * 4, "discard": [11] * 4,
-                           "play": [sum(game.hand_counts(s)) for s in slots]}[game.phase]
+                in_hand = {
+                    "draft": [game.pick_index] * 4,
+                    "discard": [11] * 4,
+                    "play": [sum(game.hand_counts(s)) for s in slots],
+                }[game.phase]
                 assert (table[:, HAND_SIZE] * COUNT_SCALE).round().tolist() == in_hand
 
         totals = run_env_episode(env, rng, check)
@@ -143,7 +164,7 @@ def test_others_cannot_count_a_pick_before_the_step_completes():
     for agent in env.possible_agents:
         if agent != first:
             np.testing.assert_array_equal(before[agent], after[agent])
-    hand_sizes = after[env.agent_selection][SEATS + HAND_SIZE::SEAT_SIZE] * COUNT_SCALE
+    hand_sizes = after[env.agent_selection][SEATS + HAND_SIZE :: SEAT_SIZE] * COUNT_SCALE
     assert np.allclose(hand_sizes, 0)  # no one has completed a pick yet
 
 
@@ -190,7 +211,7 @@ def test_discard_shows_only_to_its_owner():
     agent = env.agent_selection
     action = env.game.legal_actions()[0]
     env.step(action)
-    discards = {a: env.observe(a)["observation"][DISCARD:DISCARD + 10].tolist() for a in env.possible_agents}
+    discards = {a: env.observe(a)["observation"][DISCARD : DISCARD + 10].tolist() for a in env.possible_agents}
     assert discards[agent] == [int(i == action) for i in range(10)]
     assert all(d == [0] * 10 for a, d in discards.items() if a != agent)
 
@@ -209,7 +230,7 @@ def test_instant_win_bonus_beats_any_score_and_stays_zero_sum():
     env = instant_win_env("points")
     env.step(4)  # seat 0 plays a 5
     obs = env.observe("player_1")["observation"]
-    assert (obs[SEATS + HAND_SIZE::SEAT_SIZE] * COUNT_SCALE).round().tolist() == [5, 5, 5, 4]  # cards in hand
+    assert (obs[SEATS + HAND_SIZE :: SEAT_SIZE] * COUNT_SCALE).round().tolist() == [5, 5, 5, 4]  # cards in hand
     totals = run_env_episode(env, random.Random(0))
     assert env.game.scores() == [0, 0, 0, -15] and env.game.winners() == [0]
     results = [INSTANT_WIN_BONUS, 0, 0, -15]
@@ -259,6 +280,7 @@ def test_golden_playthrough():
 def test_golden_observations():
     """The acting seat's observation at every step of a seeded game, in raw units (counts,
     points, indices) as ``index:value`` for the nonzero entries: pins the layout down."""
+
     def raw(index, value):
         count = int(np.rint(value / _SCALE[index]))
         return f"{index}:{count}" if count else None
@@ -271,9 +293,9 @@ def test_observation_phase_flags():
     env.reset(seed=2)
     rng = random.Random(2)
     seen = set()
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         obs, _, termination, truncation, _ = env.last()
-        phase = int(np.argmax(obs["observation"][PHASE:PHASE + 4]))
+        phase = int(np.argmax(obs["observation"][PHASE : PHASE + 4]))
         seen.add(phase)
         assert ("draft", "discard", "play", "over")[phase] == env.game.phase
         env.step(None if termination else random_legal(rng, obs["action_mask"]))

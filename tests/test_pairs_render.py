@@ -1,5 +1,6 @@
 """Pairs Draft ``render()``: the last round with who took what (face up or face down), the
 round- and game-ending events, and plain-word prompts in the draft, discard and rounds."""
+
 import textwrap
 
 from envs.pairs_draft.game import PairsDraftGame
@@ -36,6 +37,7 @@ def block(game):
 
 
 # -- the last round -----------------------------------------------------------------------
+
 
 def test_no_pair_round_shows_each_play_the_lowest_face_up_and_the_highest_taking_the_rest():
     game = PairsDraftGame.from_position([[4, 1], [9, 2], [2, 3], [6, 5]])
@@ -85,11 +87,13 @@ def test_forced_card_is_shown_as_eleven_in_play_and_in_the_last_round():
     game = PairsDraftGame.from_position([[6], [6], [6], [10]])
     play(game, 6, 6)
     assert "this round (led by seat 0): seat 0 played 6, seat 1 played 6" in lines(game)
-    assert lines(game)[-1] == ("seat 2 holds only numbers already paired this round, so it must play one;"
-                               " it counts 11 for taking cards: 6")
+    assert lines(game)[-1] == (
+        "seat 2 holds only numbers already paired this round, so it must play one; it counts 11 for taking cards: 6"
+    )
     play(game, 6)
-    assert "this round (led by seat 0): seat 0 played 6, seat 1 played 6, seat 2 played 6 (forced: counts 11)" \
-        in lines(game)
+    assert "this round (led by seat 0): seat 0 played 6, seat 1 played 6, seat 2 played 6 (forced: counts 11)" in lines(
+        game
+    )
     play(game, 10)
     assert block(game) == expected("""
         last round (1/1, led by seat 0): one pair (6s)
@@ -117,14 +121,17 @@ def test_paired_number_is_named_as_not_playable_in_the_prompt():
 
 # -- round- and game-ending events ------------------------------------------------------------
 
+
 def test_five_copies_instant_win_is_announced_in_the_round_that_brings_it_and_at_the_end():
     game = PairsDraftGame.from_position([[7] * 5, [5] * 5, [8] * 5, [10] * 5])
     for _ in range(4):  # C: seat 1's 5 is lowest and stays face up
         play_round(game, [7, 5, 8, 10])
     assert "instant win" not in game.render()
     play_round(game, [7, 5, 8, 10])
-    assert ("  instant win: seat 1 now has 5 copies of 5 face up; it wins when the game ends"
-            " (shared with any other instant winner)") in block(game)
+    assert (
+        "  instant win: seat 1 now has 5 copies of 5 face up; it wins when the game ends"
+        " (shared with any other instant winner)"
+    ) in block(game)
     assert "seat 1: hand [] face up [5 5 5 5 5] face down [] score 0 (instant win)" in lines(game)
     assert lines(game)[-1] == "winners: 1 (instant win: seat 1 has 5 copies of 5 face up)"
 
@@ -132,8 +139,12 @@ def test_five_copies_instant_win_is_announced_in_the_round_that_brings_it_and_at
 def test_ten_numbers_instant_win_and_the_last_round_ends_the_game():
     # Seat 0 keeps its 1 as the lowest card, then pairs 2..10 with seat 1 while seats 2
     # and 3 pair other numbers: it ends with ten different numbers face up.
-    hands = [list(range(1, 11)), [9] + list(range(2, 11)),
-             [10, 10, 10, 10, 9, 9, 9, 7, 7, 6], [8, 10, 10, 10, 9, 9, 9, 7, 7, 6]]
+    hands = [
+        list(range(1, 11)),
+        [9] + list(range(2, 11)),
+        [10, 10, 10, 10, 9, 9, 9, 7, 7, 6],
+        [8, 10, 10, 10, 9, 9, 9, 7, 7, 6],
+    ]
     game = PairsDraftGame.from_position(hands)
     play_round(game, [1, 9, 10, 8])
     others = dict(zip(range(2, 11), [10, 10, 10, 9, 9, 9, 7, 7, 6]))
@@ -158,6 +169,7 @@ def test_winners_by_highest_score_say_so_and_ties_share():
 
 # -- draft and discard prompts ---------------------------------------------------------------
 
+
 def test_draft_says_which_pack_each_seat_holds_and_what_the_seat_to_act_does():
     game = PairsDraftGame(seed=7)
     start = game.start_player
@@ -171,8 +183,10 @@ def test_draft_says_which_pack_each_seat_holds_and_what_the_seat_to_act_does():
         game.apply(game.legal_actions()[0])
     text = lines(game)
     assert text[1].startswith("draft, pick 2 of 11")
-    assert all(f"seat {seat}: pack [{' '.join(map(str, game.pack(seat)))}] (dealt to seat {(seat - 1) % 4})"
-               in game.render() for seat in range(4))
+    assert all(
+        f"seat {seat}: pack [{' '.join(map(str, game.pack(seat)))}] (dealt to seat {(seat - 1) % 4})" in game.render()
+        for seat in range(4)
+    )
     while game.pick_index < 10:
         game.apply(game.legal_actions()[0])
     assert lines(game)[-1] == f"seat {start} takes the last card of its pack: {game.pack(start)[0]}"

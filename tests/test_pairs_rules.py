@@ -1,12 +1,13 @@
 """Pairs Draft rules (RULES.md section 2), from explicit positions and scripted actions."""
+
 import random
 from collections import Counter
 
 import pytest
+from helpers import all_cards
 
 from envs.engine import IllegalActionError
 from envs.pairs_draft.game import PairsDraftGame, Score, score_cards
-from helpers import all_cards
 
 DECK = Counter({n: n for n in range(1, 11)})
 
@@ -29,13 +30,18 @@ def play_round(game, cards_by_seat):
 
 # -- taking the cards of a round (2.4) ---------------------------------------------------
 
+
 def test_two_pairs_each_takes_own_card_face_up():
     game = PairsDraftGame.from_position([[5], [5], [7], [7]])
     play(game, 5, 5, 7, 7)
     assert [game.face_up(s) for s in range(4)] == [[5], [5], [7], [7]]
     assert all(game.face_down(s) == [] for s in range(4))
-    assert taken(game) == [(0, 5, False, 0, True), (1, 5, False, 1, True),
-                           (2, 7, False, 2, True), (3, 7, False, 3, True)]
+    assert taken(game) == [
+        (0, 5, False, 0, True),
+        (1, 5, False, 1, True),
+        (2, 7, False, 2, True),
+        (3, 7, False, 3, True),
+    ]
 
 
 def test_one_pair_higher_other_takes_both_face_down():
@@ -57,6 +63,7 @@ def test_no_pair_lowest_keeps_own_highest_takes_other_three():
 
 
 # -- pairs and forced cards (2.3) ----------------------------------------------------------
+
 
 def test_paired_number_is_not_playable_while_holding_another():
     game = PairsDraftGame.from_position([[6, 1], [6, 2], [6, 3], [4, 5]])
@@ -118,6 +125,7 @@ def test_paired_numbers_last_for_the_round():
 
 # -- round order ------------------------------------------------------------------------------
 
+
 def test_start_player_moves_left_after_each_round_including_the_last():
     game = PairsDraftGame.from_position([[1, 2], [3, 4], [5, 6], [7, 8]], start_player=3)
     assert game.current_player == 3 and game.round_index == 0
@@ -134,6 +142,7 @@ def test_start_player_moves_left_after_each_round_including_the_last():
 
 
 # -- draft and discard (2.2) ---------------------------------------------------------------
+
 
 def test_draft_passes_packs_left_after_all_four_picked():
     game = PairsDraftGame(seed=3)
@@ -204,8 +213,8 @@ def test_discard_each_seat_from_start_player_then_rounds_begin():
 
 # -- scoring (2.5) -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kinds, points", [(1, 0), (2, 0), (3, 0), (4, 1), (5, 3), (6, 5),
-                                           (7, 9), (8, 15), (9, 30)])
+
+@pytest.mark.parametrize("kinds, points", [(1, 0), (2, 0), (3, 0), (4, 1), (5, 3), (6, 5), (7, 9), (8, 15), (9, 30)])
 def test_distinct_numbers_table(kinds, points):
     assert score_cards(list(range(1, kinds + 1)), 0) == Score(points, False)
 
@@ -242,6 +251,7 @@ def test_score_cards_rejects_bad_numbers():
 
 # -- winners ------------------------------------------------------------------------------------
 
+
 def test_winners_raises_before_the_end():
     game = PairsDraftGame.from_position([[1], [2], [3], [4]])
     with pytest.raises(ValueError, match="play phase"):
@@ -258,7 +268,7 @@ def test_highest_total_wins():
 def test_sole_highest_total_wins():
     game = PairsDraftGame.from_position([[5, 5], [5, 6], [9, 7], [10, 8]])
     play_round(game, [5, 5, 9, 10])  # B: seat 3's 10 takes 9 and 10 face down
-    play_round(game, [5, 6, 7, 8])   # C: seat 0's 5 is lowest, seat 3's 8 takes 6 7 8
+    play_round(game, [5, 6, 7, 8])  # C: seat 0's 5 is lowest, seat 3's 8 takes 6 7 8
     assert game.face_up(0) == [5, 5]
     assert game.scores() == [2, 0, 0, -5]
     assert game.winners() == [0]
@@ -288,9 +298,12 @@ def test_instant_winners_share_the_win_over_higher_totals():
 
 # -- actions and text ------------------------------------------------------------------------
 
+
 def test_illegal_actions_raise_value_error_naming_the_action():
     game = PairsDraftGame.from_position([[1, 2], [3, 4], [5, 6], [7, 8]])
-    with pytest.raises(ValueError, match=r"illegal action 'play 3' \(2\) for player 0; legal: play 1 \(0\), play 2 \(1\)"):
+    with pytest.raises(
+        ValueError, match=r"illegal action 'play 3' \(2\) for player 0; legal: play 1 \(0\), play 2 \(1\)"
+    ):
         game.apply(2)
     for bad in (-1, 10, "1"):
         with pytest.raises(IllegalActionError):
@@ -321,17 +334,20 @@ def test_text_round_trips_with_the_verb_of_each_phase():
     assert seen == {"draft", "discard", "play"}
 
 
-@pytest.mark.parametrize("text, message", [
-    ("play 3", "does not fit the draft phase: use 'pick <number>'"),
-    ("discard 3", "does not fit the draft phase"),
-    ("take 3", "unknown verb 'take'"),
-    ("pick 0", "1-10"),
-    ("pick 11", "1-10"),
-    ("pick", "expected a verb and a number"),
-    ("pick three", "expected a verb and a number"),
-    ("pick 3 4", "expected a verb and a number"),
-    ("", "expected a verb and a number"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("play 3", "does not fit the draft phase: use 'pick <number>'"),
+        ("discard 3", "does not fit the draft phase"),
+        ("take 3", "unknown verb 'take'"),
+        ("pick 0", "1-10"),
+        ("pick 11", "1-10"),
+        ("pick", "expected a verb and a number"),
+        ("pick three", "expected a verb and a number"),
+        ("pick 3 4", "expected a verb and a number"),
+        ("", "expected a verb and a number"),
+    ],
+)
 def test_bad_text_raises_value_error(text, message):
     with pytest.raises(ValueError, match=message):
         PairsDraftGame(seed=0).text_to_action(text)
@@ -346,18 +362,25 @@ def test_action_to_text_rejects_unknown_actions():
 
 # -- from_position validation -----------------------------------------------------------------
 
-@pytest.mark.parametrize("hands, start, message", [
-    ([[1], [2], [3]], 0, "need 4 hands, got 3"),
-    ([[1, 2], [2], [3], [4]], 0, r"equal length, got lengths \[2, 1, 1, 1\]"),
-    ([[], [], [], []], 0, "hand size must be 1-10, got 0"),
-    ([[10] * 11, [9] * 9 + [8] * 2, [8] * 6 + [7] * 5, [7] * 2 + [6] * 6 + [5] * 3], 0,
-     "hand size must be 1-10, got 11"),
-    ([[1], [2], [11], [4]], 0, "seat 2: card 11 is not a number 1-10"),
-    ([[1], [0], [3], [4]], 0, "seat 1: card 0"),
-    ([[1], [2], ["3"], [4]], 0, "seat 2: card '3'"),
-    ([[2], [2], [2], [4]], 0, "number 2 appears 3 times in the hands; the deck holds 2"),
-    ([[1], [2], [3], [4]], 4, "start player must be a seat 0-3, got 4"),
-])
+
+@pytest.mark.parametrize(
+    "hands, start, message",
+    [
+        ([[1], [2], [3]], 0, "need 4 hands, got 3"),
+        ([[1, 2], [2], [3], [4]], 0, r"equal length, got lengths \[2, 1, 1, 1\]"),
+        ([[], [], [], []], 0, "hand size must be 1-10, got 0"),
+        (
+            [[10] * 11, [9] * 9 + [8] * 2, [8] * 6 + [7] * 5, [7] * 2 + [6] * 6 + [5] * 3],
+            0,
+            "hand size must be 1-10, got 11",
+        ),
+        ([[1], [2], [11], [4]], 0, "seat 2: card 11 is not a number 1-10"),
+        ([[1], [0], [3], [4]], 0, "seat 1: card 0"),
+        ([[1], [2], ["3"], [4]], 0, "seat 2: card '3'"),
+        ([[2], [2], [2], [4]], 0, "number 2 appears 3 times in the hands; the deck holds 2"),
+        ([[1], [2], [3], [4]], 4, "start player must be a seat 0-3, got 4"),
+    ],
+)
 def test_from_position_rejects_bad_positions(hands, start, message):
     with pytest.raises(ValueError, match=message):
         PairsDraftGame.from_position(hands, start_player=start)
@@ -372,6 +395,7 @@ def test_from_position_starts_the_rounds():
 
 
 # -- whole games -----------------------------------------------------------------------------
+
 
 def random_game(seed, action_seed):
     game = PairsDraftGame(seed=seed)

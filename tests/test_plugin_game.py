@@ -3,9 +3,9 @@ its spec alone: nothing in ``envs/`` or ``training/`` names it. It runs through 
 api and seed tests, a tiny training run, evaluation, a league, ONNX export with parity, a
 protocol game (in process and through ``serve_bot``), the search bot, a web-app game over
 HTTP, terminal play and record replay."""
+
 from __future__ import annotations
 
-import ast
 import json
 import os
 import random
@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import plugin_game
 import pytest
 from pettingzoo.test import api_test, seed_test
 
-import plugin_game
-from training.matches.evaluate import evaluate
 from training.common.games import GAMES, EnvHandle
+from training.matches.evaluate import evaluate
 
 ROOT = Path(__file__).resolve().parent.parent
 GAME = plugin_game.SPEC.id
@@ -38,6 +38,7 @@ def test_the_game_is_named_nowhere_in_the_library():
 def test_registered_from_its_own_folder():
     assert GAMES[GAME] is plugin_game.SPEC
     import pettingzoo
+
     assert pettingzoo.make("aec", "deckgym/little_tricks-v0") is not None if hasattr(pettingzoo, "make") else True
 
 
@@ -56,6 +57,7 @@ def test_evaluation_heuristic_beats_random():
 
 def test_search_bot_plays_it_and_sees_only_its_seat():
     from envs.search import ISMCTSBot
+
     result = evaluate(EnvHandle(GAME, {}), ["ismcts:simulations=50", "random"], games=20, seed=1)
     assert result["agents"]["ismcts:simulations=50"]["win_share"] > 0.5
     # the same move whatever the hidden cards: swap the other hand with the set-aside cards
@@ -73,6 +75,7 @@ def referee(seed: int, players: int) -> int:
     """A game on the real env with a protocol session per seat: the rebuilt observations are
     the env's, exactly. Returns the moves played."""
     from training.frontends.protocol import BotServer, SeatReporter
+
     raw = EnvHandle(GAME, {"num_players": players}).new_raw()
     raw.reset(seed=seed)
     servers = [BotServer("heuristic") for _ in range(players)]
@@ -110,10 +113,18 @@ def test_protocol_sessions_rebuild_the_envs_observations(players):
 
 def test_serve_bot_plays_a_whole_game_over_stdio():
     game = plugin_game.LittleTricksGame(2, seed=11)
-    lines = [{"type": "start", "protocol": 1, "game": GAME, "seat": 0, "players": 2},
-             {"type": "update", "events": [{"event": "deal", "hand": game.hand(0)}]}]
-    proc = subprocess.Popen([sys.executable, "-m", "training.serve_bot", "heuristic"], cwd=ROOT, env=PLUGIN_ENV,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    lines = [
+        {"type": "start", "protocol": 1, "game": GAME, "seat": 0, "players": 2},
+        {"type": "update", "events": [{"event": "deal", "hand": game.hand(0)}]},
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "training.serve_bot", "heuristic"],
+        cwd=ROOT,
+        env=PLUGIN_ENV,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
     def ask(message: dict) -> dict:
         proc.stdin.write(json.dumps(message) + "\n")
@@ -130,8 +141,12 @@ def test_serve_bot_plays_a_whole_game_over_stdio():
         else:
             action = game.legal_actions()[0]
         game.apply(action)
-        assert ask({"type": "update", "events": [{"event": "move", "seat": seat,
-                                                  "move": game.action_to_text(action)}]})["type"] == "ok"
+        assert (
+            ask({"type": "update", "events": [{"event": "move", "seat": seat, "move": game.action_to_text(action)}]})[
+                "type"
+            ]
+            == "ok"
+        )
     assert ask({"type": "update", "events": []})["totals"] == game.scores()
     assert ask({"type": "stop"}) == {"type": "bye"}
     proc.stdin.close()
@@ -141,7 +156,9 @@ def test_serve_bot_plays_a_whole_game_over_stdio():
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     from test_training import tiny
+
     from training.learning import train as train_module
+
     folder = tmp_path_factory.mktemp("plugin")
     config = tiny(folder, env_id=GAME, **{"opponents.pool": "[{agent: heuristic, weight: 1}]"})
     return train_module.train(config, config.run_dir) / "checkpoint"
@@ -156,6 +173,7 @@ def test_a_tiny_training_run_gives_a_bot_that_plays_it(checkpoint):
 
 def test_onnx_export_with_parity(checkpoint, tmp_path):
     from training.agents import export as ex
+
     exported = ex.export(checkpoint, tmp_path / "bot")
     observations, masks = ex.record_observations(EnvHandle(GAME, {}), 500, seed=2)
     result = ex.parity(checkpoint, exported, observations, masks)
@@ -164,13 +182,16 @@ def test_onnx_export_with_parity(checkpoint, tmp_path):
 
 def test_a_league(tmp_path, checkpoint):
     from training.matches.league import run_league
-    run_league(tmp_path / "league", ["heuristic", "random", str(checkpoint)], GAME, {"num_players": 2}, 4,
-               verbose=False)
+
+    run_league(
+        tmp_path / "league", ["heuristic", "random", str(checkpoint)], GAME, {"num_players": 2}, 4, verbose=False
+    )
     league = json.loads((tmp_path / "league" / "league.json").read_text())
     assert league["env_id"] == GAME and league["lower_score_wins"] is False
     ratings = (tmp_path / "league" / "ratings.csv").read_text().splitlines()
-    assert len(ratings) == 4 and all(any(line.split(",")[1] == spec for line in ratings[1:])
-                                     for spec in ("heuristic", "random"))
+    assert len(ratings) == 4 and all(
+        any(line.split(",")[1] == spec for line in ratings[1:]) for spec in ("heuristic", "random")
+    )
 
 
 # ------------------------------------------------------------- people at the table
@@ -180,17 +201,27 @@ HAND_LINE = "your hand: "
 def test_a_web_app_game_over_http(tmp_path, capsys):
     from starlette.testclient import TestClient
 
+    from training.frontends.web import create_app
     from training.matches.records import parse_record, replay
     from training.matches.replay import main as replay_main
-    from training.frontends.web import create_app
+
     app = create_app(bot_roots=())
     with TestClient(app, base_url="http://127.0.0.1:8000") as client:  # a Host the app serves
         games = {g["id"]: g for g in client.get("/api/options").json()["games"]}
-        assert games[GAME] == {"id": GAME, "name": "Little Tricks", "players": {"min": 2, "max": 3, "default": 2},
-                               "lower_wins": False, "rules": [], "presets": {}, "deals": None}
+        assert games[GAME] == {
+            "id": GAME,
+            "name": "Little Tricks",
+            "players": {"min": 2, "max": 3, "default": 2},
+            "lower_wins": False,
+            "rules": [],
+            "presets": {},
+            "deals": None,
+        }
         assert GAME not in client.get("/games.js").text  # no web.js: the page shows the text
-        response = client.post("/api/games", json={"env": GAME, "args": {"num_players": 3}, "seed": 5,
-                                                   "agents": ["heuristic", "human", "random"]})
+        response = client.post(
+            "/api/games",
+            json={"env": GAME, "args": {"num_players": 3}, "seed": 5, "agents": ["heuristic", "human", "random"]},
+        )
         assert response.status_code == 201, response.text
         state = response.json()
         assert state["name"] == "Little Tricks" and state["seat"] == 1
@@ -202,8 +233,9 @@ def test_a_web_app_game_over_http(tmp_path, capsys):
             assert HAND_LINE + " ".join(map(str, game.hand(1))) in state["text"]
             assert state["your_turn"] and state["prompt"]
             assert [m["text"] for m in state["legal"]] == [game.action_to_text(a) for a in game.legal_actions()]
-            response = client.post(f"/api/games/{state['id']}/move",
-                                   json={"action": state["legal"][0]["text"], "since": state["log_size"]})
+            response = client.post(
+                f"/api/games/{state['id']}/move", json={"action": state["legal"][0]["text"], "since": state["log_size"]}
+            )
             assert response.status_code == 200, response.text
             state = response.json()
             moves += 1
@@ -222,6 +254,7 @@ def test_terminal_play_and_its_record_replayed(tmp_path, monkeypatch, capsys):
 
     from training.frontends.play import play
     from training.matches.replay import main as replay_main
+
     # A person's answers: a wrong word, help, then every card in turn (the illegal ones are refused).
     numbers = "\n".join(str(n) for n in range(1, 13))
     monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(["bogus", "?", numbers, numbers, numbers]) + "\n"))

@@ -1,5 +1,6 @@
 """Property tests over random rule options, seat counts and seeds (hypothesis): invariants
 of both engines that must hold in every position of every game."""
+
 import random
 
 from hypothesis import given, settings
@@ -12,7 +13,8 @@ from envs.pairs_draft.game import DECK
 
 craits_rules = st.fixed_dictionaries(
     {name: st.sampled_from(values) for name, values in CHOICES.items()}
-    | {"deals": st.lists(st.integers(1, 10), min_size=1, max_size=3)})
+    | {"deals": st.lists(st.integers(1, 10), min_size=1, max_size=3)}
+)
 
 
 def _check_actions(game):
@@ -43,8 +45,9 @@ def test_craits_games_keep_every_card_and_end(options, players, partnership, see
         assert steps < 200_000
     assert game.legal_actions() == []
     totals = [sum(game.scores()[s] for s in side) for side in game.sides()]
-    assert game.winners() == sorted(s for side, total in zip(game.sides(), totals) if total == min(totals)
-                                    for s in side)
+    assert game.winners() == sorted(
+        s for side, total in zip(game.sides(), totals) if total == min(totals) for s in side
+    )
 
 
 @settings(max_examples=30, deadline=None)
@@ -61,7 +64,13 @@ def test_pairs_draft_copy_replays_identically(seed, cut):
         assert twin.legal_actions() == game.legal_actions()
         game.apply(action)
         twin.apply(action)
-        held = sum(len(game.hand(s)) + len(game.pack(s)) + len(game.face_up(s)) + len(game.face_down(s))
-                   + (game.discarded(s) is not None) for s in range(4))
+        held = sum(
+            len(game.hand(s))
+            + len(game.pack(s))
+            + len(game.face_up(s))
+            + len(game.face_down(s))
+            + (game.discarded(s) is not None)
+            for s in range(4)
+        )
         assert held + len(game.set_aside()) + len(game.current_trick()) == len(DECK)
     assert twin.scores() == game.scores() and twin.winners() == game.winners()

@@ -7,6 +7,7 @@ seat's turns the observation the server rebuilt from the messages must equal the
 exactly. Then: bad input gets an error naming it and the session goes on; the CLI in a
 subprocess; the docs' example exchange; the Node.js client of ``examples/node``.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,22 +29,44 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def start(server: BotServer, game="craits_v0", rules=None, seat=0, players=2, **extra) -> dict:
-    message = {"type": "start", "protocol": 1, "game": game, "rules": rules or {}, "seat": seat, "players": players,
-               **extra}
+    message = {
+        "type": "start",
+        "protocol": 1,
+        "game": game,
+        "rules": rules or {},
+        "seat": seat,
+        "players": players,
+        **extra,
+    }
     return server.handle(message)
 
 
 def public_facts(game) -> dict:
     """What a check event may assert, read off the real engine."""
     if hasattr(game, "hand_bits"):
-        return {"to_act": game.current_player, "deal": game.deal_index + 1, "top": game.top, "suit": game.suit,
-                "crank": game.crank, "direction": game.direction, "stock": len(game.stock),
-                "hand_sizes": [game.hand_size(s) for s in range(game.num_players)], "totals": game.scores(),
-                "pressures": list(game.pressures), "announced": list(game.announced)}
-    return {"to_act": game.current_player, "phase": game.phase, "start_player": game.start_player,
-            "picks_done": game.pick_index, "rounds_done": game.round_index,
-            "face_up": [game.face_up(s) for s in range(4)], "face_down": [game.face_down(s) for s in range(4)],
-            "totals": game.scores()}
+        return {
+            "to_act": game.current_player,
+            "deal": game.deal_index + 1,
+            "top": game.top,
+            "suit": game.suit,
+            "crank": game.crank,
+            "direction": game.direction,
+            "stock": len(game.stock),
+            "hand_sizes": [game.hand_size(s) for s in range(game.num_players)],
+            "totals": game.scores(),
+            "pressures": list(game.pressures),
+            "announced": list(game.announced),
+        }
+    return {
+        "to_act": game.current_player,
+        "phase": game.phase,
+        "start_player": game.start_player,
+        "picks_done": game.pick_index,
+        "rounds_done": game.round_index,
+        "face_up": [game.face_up(s) for s in range(4)],
+        "face_down": [game.face_down(s) for s in range(4)],
+        "totals": game.scores(),
+    }
 
 
 def referee(env_id: str, args: dict, seed: int, agent="random", chooser=None) -> dict:
@@ -127,9 +150,14 @@ CRAITS_CASES = [
 
 @pytest.mark.parametrize("args,seed,agent", CRAITS_CASES)
 def test_craits_observations_rebuilt_from_messages_equal_the_envs(args, seed, agent):
-    for seed in (seed, seed + 100):
-        sent = referee("craits_v0", args, seed, agent, chooser=lambda game, rng: None if rng.random() < 0.8 else
-                       rng.choice(game.legal_actions()))
+    for game_seed in (seed, seed + 100):
+        sent = referee(
+            "craits_v0",
+            args,
+            game_seed,
+            agent,
+            chooser=lambda game, rng: None if rng.random() < 0.8 else rng.choice(game.legal_actions()),
+        )
         assert sent["deal"] == len(make_raw_env("craits_v0", **args).rules.deals) and sent["check"]
 
 
@@ -142,6 +170,7 @@ def test_pairs_observations_rebuilt_from_messages_equal_the_envs(seed):
 def hoarder(forced: list):
     """Draft copies of the numbers held, pair what is on the table, else shed the rarest: hands
     of few numbers, so that a number paired this round is sometimes all a seat has (forced)."""
+
     def choose(game, rng):
         legal, own = game.legal_actions(), game.hand_counts(game.current_player)
         if game.phase == "draft":
@@ -153,6 +182,7 @@ def hoarder(forced: list):
         action = min(legal, key=lambda a: (own[a], rng.random())) if action is None else action
         forced.append(action + 1 in game.paired_numbers())
         return action
+
     return choose
 
 
@@ -181,8 +211,10 @@ def test_served_scores_by_agent():
     server = BotServer("checkpoints/craits")
     ready = start(server, rules={"deals": [5]}, players=4, seat=1)
     assert ready["agent"] == "checkpoints/craits" and ready["rules"]["deals"] == [5]
-    update = {"type": "update", "events": [
-        {"event": "deal", "deal": 1, "dealer": 0, "hand": ["7H", "2C", "KD", "7S", "9D"], "upcard": "QH"}]}
+    update = {
+        "type": "update",
+        "events": [{"event": "deal", "deal": 1, "dealer": 0, "hand": ["7H", "2C", "KD", "7S", "9D"], "upcard": "QH"}],
+    }
     assert server.handle(update)["to_act"] == 1
     move = server.handle({"type": "act", "legal": ["play 7H", "play 9D"]})
     assert move["type"] == "move" and move["score_kind"] == "logits"
@@ -190,8 +222,11 @@ def test_served_scores_by_agent():
     assert move["scores"][move["action"]] == max(move["scores"].values())
     search = BotServer("ismcts:simulations=40")
     start(search, "pairs_draft_v0", players=4, seat=2, options={"seed": 3})
-    events = [{"event": "deal", "start_player": 0, "pack": [1, 2, 3, 3, 5, 6, 7, 8, 9, 10, 10]},
-              {"event": "move", "seat": 0, "move": "pick"}, {"event": "move", "seat": 1, "move": "pick"}]
+    events = [
+        {"event": "deal", "start_player": 0, "pack": [1, 2, 3, 3, 5, 6, 7, 8, 9, 10, 10]},
+        {"event": "move", "seat": 0, "move": "pick"},
+        {"event": "move", "seat": 1, "move": "pick"},
+    ]
     assert search.handle({"type": "update", "events": events})["to_act"] == 2
     move = search.handle({"type": "act", "legal": [f"pick {n}" for n in (1, 2, 3, 5, 6, 7, 8, 9, 10)]})
     assert move["score_kind"] == "visits" and sum(move["scores"].values()) == 40
@@ -204,6 +239,7 @@ def test_served_scores_by_agent():
 def test_an_exported_bot_serves_its_logits(tmp_path):
     pytest.importorskip("onnxruntime")
     from training.agents.export import export
+
     export(ROOT / "checkpoints" / "pairs_draft", tmp_path / "bot")
     server = BotServer(f"onnx:{tmp_path / 'bot'}")
     assert start(server, "pairs_draft_v0", players=4, seat=3)["type"] == "ready"
@@ -248,8 +284,10 @@ CRAITS_ERRORS = [  # (request, words the error names)
     (update(move(1, "fold")), ["unknown Craits action", "fold"]),
     (update(CRAITS_DEAL), ["deal", "can't come now", "under way"]),
     (update({"event": "deal_end", "hands": [["7H", "2C", "KD"], ["AS", "AD", "AH"]]}), ["not over", "repetition"]),
-    (update({"event": "deal_end", "hands": [["7H", "2C", "KD"], ["AS", "AD", "AH"]], "reason": "repetition"}),
-     ["never reshuffled"]),
+    (
+        update({"event": "deal_end", "hands": [["7H", "2C", "KD"], ["AS", "AD", "AH"]], "reason": "repetition"}),
+        ["never reshuffled"],
+    ),
     (update({"event": "check", "stock": 40}), ["check failed", "stock", "45"]),
     (update({"event": "check", "colour": "red"}), ["unknown field", "colour"]),
     (update({"event": "shuffle"}), ["unknown Craits event", "shuffle"]),
@@ -278,10 +316,12 @@ def test_bad_craits_input_is_named_and_the_session_goes_on(request_, words):
 def test_act_legal_moves_must_be_the_servers():
     server = craits_session()
     server.handle(update(move(1, "draw")))
-    for legal, words in ((["draw"], ['"draw"', "not legal here", "legal moves: play 7H, play KD"]),
-                         (["play 7H", "play KD", "play 9H"], ["play 9H", "you don't hold 9H"]),
-                         (["play 7H"], ["lacks", "play KD"]),
-                         (["play 7H", "play KD", "pass"], ["unknown Craits action", "pass"])):
+    for legal, words in (
+        (["draw"], ['"draw"', "not legal here", "legal moves: play 7H, play KD"]),
+        (["play 7H", "play KD", "play 9H"], ["play 9H", "you don't hold 9H"]),
+        (["play 7H"], ["lacks", "play KD"]),
+        (["play 7H", "play KD", "pass"], ["unknown Craits action", "pass"]),
+    ):
         reply = server.handle({"type": "act", "legal": legal})
         assert reply["type"] == "error" and all(w in reply["error"] for w in words), reply
     assert server.handle({"type": "act", "legal": ["play KD", "play 7h"]})["type"] == "move"
@@ -304,23 +344,28 @@ def test_a_whole_deal_end_and_a_hand_size_that_cannot_go_below_zero():
     assert server.handle({"type": "act", "legal": ["play AS"]})["action"] == "play AS"
     reply = server.handle(update(move(0, "play AS"), move(1, "play 2H")))
     assert reply["type"] == "error" and "seat 1 has no cards left" in reply["error"]
-    reply = server.handle(update(move(0, "play AS"), {"event": "check", "crank": 5, "hand_sizes": [0, 0]},
-                                 move(1, "draw")))
+    reply = server.handle(
+        update(move(0, "play AS"), {"event": "check", "crank": 5, "hand_sizes": [0, 0]}, move(1, "draw"))
+    )
     assert reply == {"type": "ok", "expect": "deal_end", "to_act": None, "totals": [0, 0]}
-    for bad, words in (({"hands": [["AS"], ["3C", "4C", "5C", "6C", "7C"]]}, ["your hand", "nothing"]),
-                       ({"hands": [[], ["3C", "4C", "5C", "6C"]]}, ["holds 5 cards", "lists 4"]),
-                       ({"hands": [[], ["3C", "4C", "5C", "6C", "2D"]]}, ["2D", "discard pile"]),
-                       ({"hands": [[], ["3C", "4C", "5C", "6C", "7C"]], "points": [0, 95]}, ["score [0, 65]"]),
-                       ({"hands": [[], ["3C", "4C", "5C", "6C", "7C"]], "reason": "stalemate"}, ["'out'"])):
+    for bad, words in (
+        ({"hands": [["AS"], ["3C", "4C", "5C", "6C", "7C"]]}, ["your hand", "nothing"]),
+        ({"hands": [[], ["3C", "4C", "5C", "6C"]]}, ["holds 5 cards", "lists 4"]),
+        ({"hands": [[], ["3C", "4C", "5C", "6C", "2D"]]}, ["2D", "discard pile"]),
+        ({"hands": [[], ["3C", "4C", "5C", "6C", "7C"]], "points": [0, 95]}, ["score [0, 65]"]),
+        ({"hands": [[], ["3C", "4C", "5C", "6C", "7C"]], "reason": "stalemate"}, ["'out'"]),
+    ):
         reply = server.handle(update({"event": "deal_end", **bad}))
         assert reply["type"] == "error" and all(w in reply["error"] for w in words), reply
     end = {"event": "deal_end", "hands": [[], ["3C", "4C", "5C", "6C", "7C"]], "points": [0, 65], "reason": "out"}
     assert server.handle(update(end)) == {"type": "ok", "expect": "deal", "to_act": None, "totals": [0, 65]}
-    for bad, words in (({"deal": 2, "dealer": 0, "hand": ["KH"], "upcard": "QH"}, "dealt by seat 1"),
-                       ({"deal": 3, "hand": ["KH"], "upcard": "QH"}, "deal must be an integer 1 to 2"),
-                       ({"deal": 2, "hand": ["KH", "KC", "KS"], "upcard": "QH"}, "1 card a hand, your hand lists 3"),
-                       # an upcard 5 makes seat 0 (not the dealer) draw: the hand lists the card drawn too
-                       ({"deal": 2, "hand": ["KH"], "upcard": "5H"}, "makes you draw 1 card")):
+    for bad, words in (
+        ({"deal": 2, "dealer": 0, "hand": ["KH"], "upcard": "QH"}, "dealt by seat 1"),
+        ({"deal": 3, "hand": ["KH"], "upcard": "QH"}, "deal must be an integer 1 to 2"),
+        ({"deal": 2, "hand": ["KH", "KC", "KS"], "upcard": "QH"}, "1 card a hand, your hand lists 3"),
+        # an upcard 5 makes seat 0 (not the dealer) draw: the hand lists the card drawn too
+        ({"deal": 2, "hand": ["KH"], "upcard": "5H"}, "makes you draw 1 card"),
+    ):
         reply = server.handle(update({"event": "deal", **bad}))
         assert reply["type"] == "error" and words in reply["error"], reply
     assert server.handle(update({"event": "deal", "deal": 2, "hand": ["KH", "2S"], "upcard": "5H"}))["to_act"] == 0
@@ -350,8 +395,11 @@ def test_after_the_last_deal_the_game_is_over():
     hands = [[], ["5D", "5C", "5S"]]  # seat 1 took the crank: 2 + 1
     reply = server.handle(update(move(0, "play AS"), move(1, "draw")))
     assert reply["expect"] == "deal_end"
-    for bad, words in (([[], ["5D", "5D", "5C"]], "5D is listed twice"), ([[]], "2 hands, one per seat"),
-                       ([["5D"], ["5C", "5S"]], "your hand")):
+    for bad, words in (
+        ([[], ["5D", "5D", "5C"]], "5D is listed twice"),
+        ([[]], "2 hands, one per seat"),
+        ([["5D"], ["5C", "5S"]], "your hand"),
+    ):
         reply = server.handle(update({"event": "deal_end", "hands": bad}))
         assert reply["type"] == "error" and words in reply["error"], reply
     assert server.handle(update({"event": "deal_end", "hands": hands, "points": [0, 90]}))["expect"] == "over"
@@ -369,8 +417,9 @@ def pairs_session() -> BotServer:
     """Seat 0 of Pairs Draft, start player 1; seats 1, 2, 3 pick before seat 0."""
     server = BotServer("heuristic")
     assert start(server, "pairs_draft_v0", players=4)["type"] == "ready"
-    reply = server.handle(update({"event": "deal", "start_player": 1, "pack": PAIRS_PACK},
-                                 *(move(s, "pick") for s in (1, 2, 3))))
+    reply = server.handle(
+        update({"event": "deal", "start_player": 1, "pack": PAIRS_PACK}, *(move(s, "pick") for s in (1, 2, 3)))
+    )
     assert reply["to_act"] == 0
     return server
 
@@ -378,24 +427,32 @@ def pairs_session() -> BotServer:
 def test_bad_pairs_input_is_named_and_the_session_goes_on():
     fresh = BotServer("random")
     start(fresh, "pairs_draft_v0", players=4)
-    for pack, words in (([1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], ["2 cards 1: the deck has 1"]),
-                        (["1"], ["a number 1 to 10", '"1"']), ([2, 3], ["holds 11 cards, this one 2"])):
+    for pack, words in (
+        ([1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], ["2 cards 1: the deck has 1"]),
+        (["1"], ["a number 1 to 10", '"1"']),
+        ([2, 3], ["holds 11 cards, this one 2"]),
+    ):
         reply = fresh.handle(update({"event": "deal", "start_player": 1, "pack": pack}))
         assert reply["type"] == "error" and all(w in reply["error"] for w in words), (words, reply)
     server = pairs_session()
     for request_, words in (
-            (update(move(0, "pick 4")), ["not legal", "your pack holds 1 2 3 3 5"]),
-            (update(move(0, "pick")), ["pick <number>"]),
-            (update(move(0, "play 1")), ["no move of seat 0 in the draft"]),
-            (update(move(1, "pick 3")), ["secret", "'pick'"]),
-            (update(move(0, "pick 1"), move(1, "pick"), move(2, "pick")), ["packs have passed", "pick 2"]),
-            (update(move(0, "pick 1"), {"event": "pack", "pack": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}),
-             ["can't hold 1 × 1", "not in your hand"]),
-            (update(move(0, "pick 1"), {"event": "pack", "pack": [2, 3, 4, 5, 6, 7, 8, 9, 10]}),
-             ["holds 10 cards, this one 9"]),
-            (update({"event": "pack", "pack": [2]}), ["a pack can't come now", "seat 0 is to pick"]),
-            (update({"event": "deal", "start_player": 1, "pack": PAIRS_PACK}), ["the deal can't come now"]),
-            (update(move(2, "pick")), ["out of turn", "seat 0 is to pick"])):
+        (update(move(0, "pick 4")), ["not legal", "your pack holds 1 2 3 3 5"]),
+        (update(move(0, "pick")), ["pick <number>"]),
+        (update(move(0, "play 1")), ["no move of seat 0 in the draft"]),
+        (update(move(1, "pick 3")), ["secret", "'pick'"]),
+        (update(move(0, "pick 1"), move(1, "pick"), move(2, "pick")), ["packs have passed", "pick 2"]),
+        (
+            update(move(0, "pick 1"), {"event": "pack", "pack": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}),
+            ["can't hold 1 × 1", "not in your hand"],
+        ),
+        (
+            update(move(0, "pick 1"), {"event": "pack", "pack": [2, 3, 4, 5, 6, 7, 8, 9, 10]}),
+            ["holds 10 cards, this one 9"],
+        ),
+        (update({"event": "pack", "pack": [2]}), ["a pack can't come now", "seat 0 is to pick"]),
+        (update({"event": "deal", "start_player": 1, "pack": PAIRS_PACK}), ["the deal can't come now"]),
+        (update(move(2, "pick")), ["out of turn", "seat 0 is to pick"]),
+    ):
         reply = server.handle(request_)
         assert reply["type"] == "error" and all(w in reply["error"] for w in words), (words, reply)
     reply = server.handle(update(move(0, "pick 1"), {"event": "pack", "pack": [4, 4, 4, 4, 5, 6, 7, 8, 9, 9]}))
@@ -405,8 +462,11 @@ def test_bad_pairs_input_is_named_and_the_session_goes_on():
 def test_a_pack_coming_back_must_be_the_one_passed_less_three_picks():
     server = pairs_session()
     events = [move(0, "pick 1")]  # passes 2 3 3 5 6 7 8 9 10 10
-    for pack, n in (([4, 4, 5, 6, 7, 8, 9, 9, 10, 10], 4), ([5, 6, 7, 8, 8, 9, 10, 10, 10], 5),
-                    ([6, 7, 7, 8, 9, 9, 10, 10], 6)):
+    for pack, n in (
+        ([4, 4, 5, 6, 7, 8, 9, 9, 10, 10], 4),
+        ([5, 6, 7, 8, 8, 9, 10, 10, 10], 5),
+        ([6, 7, 7, 8, 9, 9, 10, 10], 6),
+    ):
         events += [{"event": "pack", "pack": pack}, *(move(s, "pick") for s in (1, 2, 3)), move(0, f"pick {n}")]
     assert server.handle(update(*events))["expect"] == "pack"
     # pick 5: back comes the first pack as passed, less three picks
@@ -493,17 +553,27 @@ def test_bad_agents_and_games_are_refused_at_once():
 
 # -------------------------------------------------------------------- the CLI, docs
 def serve_bot(*args, input_text: str, timeout=60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "training.serve_bot", *args], input=input_text, text=True,
-                          capture_output=True, cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "training.serve_bot", *args],
+        input=input_text,
+        text=True,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
 def test_cli_serves_json_lines_until_end_of_input():
-    lines = [json.dumps({"type": "start", "protocol": 1, "game": "craits_v0", "rules": {"deals": [3]}, "seat": 0,
-                         "players": 2}),
-             "not json", "",
-             json.dumps(update(CRAITS_DEAL, move(1, "draw"))),
-             json.dumps({"type": "act", "legal": ["play 7H", "play KD"], "id": 7}),
-             json.dumps({"type": "stop"})]
+    lines = [
+        json.dumps(
+            {"type": "start", "protocol": 1, "game": "craits_v0", "rules": {"deals": [3]}, "seat": 0, "players": 2}
+        ),
+        "not json",
+        "",
+        json.dumps(update(CRAITS_DEAL, move(1, "draw"))),
+        json.dumps({"type": "act", "legal": ["play 7H", "play KD"], "id": 7}),
+        json.dumps({"type": "stop"}),
+    ]
     done = serve_bot("heuristic", "--env", "craits_v0", input_text="\n".join(lines) + "\n")
     assert done.returncode == 0, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
@@ -516,14 +586,28 @@ def test_cli_serves_json_lines_until_end_of_input():
 
 def test_cli_outlives_every_bad_line_and_keeps_the_game():
     """Each hostile line gets an error reply, in strict JSON, and the game in progress goes on."""
-    opening = [json.dumps({"type": "start", "protocol": 1, "game": "craits_v0", "rules": {"deals": [3]}, "seat": 0,
-                           "players": 2}).encode(),
-               json.dumps(update(CRAITS_DEAL, move(1, "draw"))).encode()]
-    bad = [b"[" * 100_000, b'{"id": ' + b"7" * 5000 + b"}", b'{"type": "act", "legal": ["\xff"]}',
-           b'{"type": "stop", "id": NaN}', b'{"type": "stop", "id": 1e400}', b"{" * (MAX_LINE + 10)]
+    opening = [
+        json.dumps(
+            {"type": "start", "protocol": 1, "game": "craits_v0", "rules": {"deals": [3]}, "seat": 0, "players": 2}
+        ).encode(),
+        json.dumps(update(CRAITS_DEAL, move(1, "draw"))).encode(),
+    ]
+    bad = [
+        b"[" * 100_000,
+        b'{"id": ' + b"7" * 5000 + b"}",
+        b'{"type": "act", "legal": ["\xff"]}',
+        b'{"type": "stop", "id": NaN}',
+        b'{"type": "stop", "id": 1e400}',
+        b"{" * (MAX_LINE + 10),
+    ]
     act = json.dumps({"type": "act", "legal": ["play 7H", "play KD"], "id": 7}).encode()
-    done = subprocess.run([sys.executable, "-m", "training.serve_bot", "heuristic"], cwd=ROOT, capture_output=True,
-                          input=b"\n".join([*opening, *bad, act]) + b"\n", timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "training.serve_bot", "heuristic"],
+        cwd=ROOT,
+        capture_output=True,
+        input=b"\n".join([*opening, *bad, act]) + b"\n",
+        timeout=120,
+    )
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-2000:]
     lines = done.stdout.decode().splitlines()
     replies = [json.loads(line, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}")) for line in lines]
@@ -538,12 +622,19 @@ def _peak_rss_kib(pid: int) -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the peak memory from /proc")
 def test_cli_refuses_a_huge_line_in_bounded_memory():
-    with subprocess.Popen([sys.executable, "-m", "training.serve_bot", "random"], cwd=ROOT, stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "training.serve_bot", "random"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as proc:
+
         def ask(line: bytes) -> dict:
             proc.stdin.write(line + b"\n")
             proc.stdin.flush()
             return json.loads(proc.stdout.readline())
+
         assert ask(b'{"type": "stop"}')["type"] == "error"  # the server is up, its imports done
         before = _peak_rss_kib(proc.pid)
         chunk = b"[1," * (1 << 20)
@@ -552,17 +643,24 @@ def test_cli_refuses_a_huge_line_in_bounded_memory():
         reply = ask(b"1]")
         assert reply["type"] == "error" and "longer than" in reply["error"]
         grown_mib = (_peak_rss_kib(proc.pid) - before) / 1024
-        assert ask(b'{"type": "stop", "id": 1}') == {"type": "error", "id": 1,
-                                                     "error": "stop can't come now: no game is under way "
-                                                              "(send \"start\" first)"}
+        assert ask(b'{"type": "stop", "id": 1}') == {
+            "type": "error",
+            "id": 1,
+            "error": 'stop can\'t come now: no game is under way (send "start" first)',
+        }
         proc.stdin.close()
         assert proc.wait(timeout=60) == 0
     assert grown_mib < 32, f"reading a 200 MB line grew the server by {grown_mib:.0f} MiB"
 
 
 def test_cli_exits_quietly_when_the_client_closes_the_pipe():
-    with subprocess.Popen([sys.executable, "-m", "training.serve_bot", "random"], cwd=ROOT, stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    with subprocess.Popen(
+        [sys.executable, "-m", "training.serve_bot", "random"],
+        cwd=ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as proc:
         proc.stdout.close()  # the client stops reading before the first reply
         _, err = proc.communicate(b'{"type": "stop"}\n' * 1000, timeout=120)
     assert proc.returncode == 0 and err == b"", err.decode()[-2000:]
@@ -595,7 +693,12 @@ def test_node_client_plays_a_game_against_the_served_bot():
         if os.environ.get("DECKGYM_REQUIRE_NODE") == "1":
             pytest.fail("node is not installed, and DECKGYM_REQUIRE_NODE=1")
         pytest.skip("node (Node.js) is not installed: the example client can't run")
-    done = subprocess.run([node, str(ROOT / "examples" / "node" / "play_craits.js"), "heuristic", "5"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHON": sys.executable})
+    done = subprocess.run(
+        [node, str(ROOT / "examples" / "node" / "play_craits.js"), "heuristic", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "deal 2 over" in done.stdout and "game over:" in done.stdout

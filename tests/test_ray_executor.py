@@ -2,6 +2,7 @@
 results as the local process pool; agents' files travel through the object store; a worker
 that dies is retried and its matches counted once; a missing Ray names the extra to install.
 One local Ray (2 CPUs, the ``ray_local`` fixture in conftest.py) serves the whole session."""
+
 import csv
 import functools
 import json
@@ -13,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("ray", reason="Ray is not installed (the scale extra: pip install -e \".[scale]\")")
+pytest.importorskip("ray", reason='Ray is not installed (the scale extra: pip install -e ".[scale]")')
 
-from training.learning import benchmark as bm  # noqa: E402
 from training.agents import folders as copies  # noqa: E402
-from training.running import executor as ex  # noqa: E402
+from training.common.games import EnvHandle  # noqa: E402
+from training.learning import benchmark as bm  # noqa: E402
 from training.matches.evaluate import evaluate  # noqa: E402
 from training.matches.evaluate import main as evaluate_main  # noqa: E402
-from training.common.games import EnvHandle  # noqa: E402
 from training.matches.league import main as league_main  # noqa: E402
 from training.matches.league import run_league  # noqa: E402
+from training.running import executor as ex  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 SHORT = {"deals": [3]}
@@ -53,15 +54,32 @@ def league(out, agents, executor=None, games=2):
     return run_league(out, agents, "craits_v0", SHORT, games, verbose=False, processes=1, executor=executor)
 
 
-def test_league_on_ray_equals_the_local_one_and_adding_an_agent_plays_only_its_matches(ray_local, tmp_path,
-                                                                                     checkpoint):
+def test_league_on_ray_equals_the_local_one_and_adding_an_agent_plays_only_its_matches(ray_local, tmp_path, checkpoint):
     agents = ["heuristic", checkpoint]
     local = league(tmp_path / "local", agents)
     # the command line, run as a script (its functions are __main__'s), joining the session's Ray
     address = ray_local.get_runtime_context().gcs_address
-    done = subprocess.run([sys.executable, "-m", "training.league", "--out", str(tmp_path / "ray"), "--agents",
-                           ",".join(agents), "--arg", "deals=[3]", "--games", "2", "--ray-address", address],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "training.league",
+            "--out",
+            str(tmp_path / "ray"),
+            "--agents",
+            ",".join(agents),
+            "--arg",
+            "deals=[3]",
+            "--games",
+            "2",
+            "--ray-address",
+            address,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "6 matches played" in done.stdout and f"with Ray (2 CPUs at {address})" in done.stdout
     assert local["played"] == 6  # random, heuristic, checkpoint: 3 pairs x 2 sets
@@ -81,6 +99,7 @@ def test_league_on_ray_equals_the_local_one_and_adding_an_agent_plays_only_its_m
 
 def _agent_on_worker(spec):
     from training.agents import make_agent
+
     agent = make_agent(spec, EnvHandle("craits_v0", SHORT), seed=0)
     return agent.name, agent.path, os.environ.get(copies.AGENT_COPIES)
 
@@ -98,9 +117,25 @@ def test_evaluation_on_ray_equals_the_local_one(ray_local, tmp_path, checkpoint)
     env = EnvHandle("craits_v0", SHORT)
     local = evaluate(env, [checkpoint, "heuristic"], 4, seed=3, processes=1, record_dir=tmp_path / "local")
     out = tmp_path / "ray.json"
-    on_ray = evaluate_main(["--env", "craits_v0", "--arg", "deals=[3]", "--agents", f"{checkpoint},heuristic",
-                            "--games", "4", "--seed", "3", "--record", str(tmp_path / "ray"), "--json", str(out),
-                            "--ray"])
+    on_ray = evaluate_main(
+        [
+            "--env",
+            "craits_v0",
+            "--arg",
+            "deals=[3]",
+            "--agents",
+            f"{checkpoint},heuristic",
+            "--games",
+            "4",
+            "--seed",
+            "3",
+            "--record",
+            str(tmp_path / "ray"),
+            "--json",
+            str(out),
+            "--ray",
+        ]
+    )
     assert on_ray == local and json.loads(out.read_text()) == json.loads(json.dumps(local))
     records = sorted(p.name for p in (tmp_path / "local").iterdir())
     assert len(records) == 16 and records == sorted(p.name for p in (tmp_path / "ray").iterdir())
@@ -111,11 +146,14 @@ def test_evaluation_on_ray_equals_the_local_one(ray_local, tmp_path, checkpoint)
 def test_a_task_error_arrives_as_itself_naming_the_spec(ray_local, tmp_path, capsys):
     import numpy as np
     from test_eval_robustness import nan_checkpoint
+
     path = nan_checkpoint(tmp_path / "overflows")
     with np.load(Path(path) / "policy.npz") as arrays:  # finite weights (they load) whose logits overflow in play
         values = {"layer_0_bias": 1.0, "action_weight": 3e38}  # tanh(1) x 8 x 3e38: beyond float32
-        np.savez(Path(path) / "policy.npz", **{name: np.full_like(a, values.get(name, 0.0), dtype=np.float32)
-                                               for name, a in arrays.items()})
+        np.savez(
+            Path(path) / "policy.npz",
+            **{name: np.full_like(a, values.get(name, 0.0), dtype=np.float32) for name, a in arrays.items()},
+        )
     with pytest.raises(SystemExit):
         evaluate_main(["--agents", f"{path},random", "--games", "2", "--ray"])
     err = capsys.readouterr().err
@@ -164,8 +202,15 @@ def test_missing_ray_names_the_extra(monkeypatch, tmp_path, capsys):
 
 
 # ---------------------------------------------------------------- the benchmark
-NOT_COMPARED = {"training_seconds", "periodic_evaluation_seconds", "learner_steps_per_s", "final_evaluation_seconds",
-                "evaluation_seconds", "finished_at", "folder"}  # timings, and where each benchmark's folder is
+NOT_COMPARED = {
+    "training_seconds",
+    "periodic_evaluation_seconds",
+    "learner_steps_per_s",
+    "final_evaluation_seconds",
+    "evaluation_seconds",
+    "finished_at",
+    "folder",
+}  # timings, and where each benchmark's folder is
 
 
 def tiny_bench(out) -> dict:
@@ -175,8 +220,11 @@ def tiny_bench(out) -> dict:
         "algorithms": {"MaskablePPO": {"net_arch": [16], "n_steps": 64, "batch_size": 32, "n_epochs": 1}},
         "seeds": [0],
         "budget": {"total_timesteps": 256},
-        "base": {"opponents": {"pool": [{"agent": "heuristic", "weight": 1.0}]}, "vec": {"n_envs": 2},
-                 "checkpoints": {"every": 128, "eval_every": 128, "eval_games": 1}},
+        "base": {
+            "opponents": {"pool": [{"agent": "heuristic", "weight": 1.0}]},
+            "vec": {"n_envs": 2},
+            "checkpoints": {"every": 128, "eval_every": 128, "eval_games": 1},
+        },
         "references": ["heuristic"],
         "eval_games": 1,
         "league_games": 1,
@@ -196,15 +244,19 @@ def test_benchmark_on_ray_equals_the_local_one_and_resumes_like_it(ray_local, tm
     """Both start from a trial interrupted at step 128 of 256: the Ray one sends the partial run
     folder to its worker and gets the whole folder back."""
     from training.learning.train import train
+
     outs = {"local": tmp_path / "local", "ray": tmp_path / "ray"}
     bench = {name: bm.load_benchmark(data=tiny_bench(out)) for name, out in outs.items()}
     [trial] = bm.plan_trials(bench["local"], outs["local"])
     config = trial.config
-    train(config.model_copy(update={"training": config.training.model_copy(update={"total_timesteps": 128})}),
-          trial.dir)
+    train(
+        config.model_copy(update={"training": config.training.model_copy(update={"total_timesteps": 128})}), trial.dir
+    )
     shutil.copytree(outs["local"], outs["ray"])
-    results = {"local": bm.run_benchmark(bench["local"], verbose=False),
-               "ray": bm.run_benchmark(bench["ray"], verbose=False, executor=ex.RayExecutor())}
+    results = {
+        "local": bm.run_benchmark(bench["local"], verbose=False),
+        "ray": bm.run_benchmark(bench["ray"], verbose=False, executor=ex.RayExecutor()),
+    }
     assert results["ray"]["ran"] == results["local"]["ran"] == ["craits/MaskablePPO/seed0"]
     runs = {name: out / "trials" / "craits" / "MaskablePPO" / "seed0" for name, out in outs.items()}
     assert sorted(p.name for p in (runs["ray"] / "logs").iterdir()) == ["from_000000000", "from_000000128"]

@@ -1,4 +1,5 @@
 """The README's Python examples run as written, and its two commands are where CI finds them."""
+
 import re
 from pathlib import Path
 

@@ -1,13 +1,14 @@
 """Game records: written by play and evaluate, replayed and checked line by line."""
+
 import json
 
 import pytest
 
-from training.matches import evaluate as evaluate_module
-from training.frontends import play as play_module
-from training.matches.evaluate import evaluate
 from training.common.games import EnvHandle
+from training.frontends import play as play_module
 from training.frontends.play import play
+from training.matches import evaluate as evaluate_module
+from training.matches.evaluate import evaluate
 from training.matches.records import RecordError, check_record_folder, parse_record, read_record, replay
 from training.matches.replay import main as replay_main
 
@@ -20,8 +21,14 @@ def _write(path, lines):
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
 
 
-@pytest.mark.parametrize("env_id, args", [("craits_v0", {"deals": [3, 2]}), ("craits_v0", {"episode": "deal",
-                                          "deals": [2, 1], "num_players": 3}), ("pairs_draft_v0", {})])
+@pytest.mark.parametrize(
+    "env_id, args",
+    [
+        ("craits_v0", {"deals": [3, 2]}),
+        ("craits_v0", {"episode": "deal", "deals": [2, 1], "num_players": 3}),
+        ("pairs_draft_v0", {}),
+    ],
+)
 def test_a_played_game_replays_to_its_result(tmp_path, env_id, args):
     env = EnvHandle(env_id, args)
     scores = play(env, ["heuristic", "random"], seed=5, verbose=False, record_dir=tmp_path)
@@ -44,8 +51,7 @@ def test_evaluate_records_every_game(tmp_path):
 
 @pytest.fixture
 def record(tmp_path):
-    play(EnvHandle("craits_v0", {"deals": [3]}), ["heuristic", "random"], seed=2, verbose=False,
-         record_dir=tmp_path)
+    play(EnvHandle("craits_v0", {"deals": [3]}), ["heuristic", "random"], seed=2, verbose=False, record_dir=tmp_path)
     return tmp_path / "craits_v0-seed2.jsonl"
 
 
@@ -92,8 +98,11 @@ def test_a_changed_result_or_a_cut_record_is_refused(record):
 
 def test_malformed_lines_name_their_line(tmp_path, record):
     text = record.read_text().splitlines()
-    for bad, match in (("{not json", "line 2: not JSON"), ("[1, 2]", "line 2: expected a JSON object"),
-                       ('{"seat": "0", "action": "draw"}', r"line 2: a move line is")):
+    for bad, match in (
+        ("{not json", "line 2: not JSON"),
+        ("[1, 2]", "line 2: expected a JSON object"),
+        ('{"seat": "0", "action": "draw"}', r"line 2: a move line is"),
+    ):
         with pytest.raises(RecordError, match=match):
             parse_record("\n".join([text[0], bad, *text[1:]]))
     with pytest.raises(RecordError, match="line 1: not a deckgym game record header"):
@@ -119,18 +128,23 @@ def _no_games(monkeypatch):
     def counting(*args, **kwargs):
         games.append(args)
         raise AssertionError("a game was played")
+
     monkeypatch.setattr(play_module, "play_game", counting)
     monkeypatch.setattr(evaluate_module, "play_game", counting)
     return games
 
 
 @pytest.mark.parametrize("cli", ["play", "evaluate"])
-@pytest.mark.parametrize("target, message", [
-    ("file", "exists and is not a folder (records are written into a folder)"),
-    ("file/records", "can't write records into it (Not a directory)"),
-])
-def test_a_record_target_that_cannot_be_written_is_refused_before_any_game(tmp_path, monkeypatch, capsys, cli,
-                                                                           target, message):
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("file", "exists and is not a folder (records are written into a folder)"),
+        ("file/records", "can't write records into it (Not a directory)"),
+    ],
+)
+def test_a_record_target_that_cannot_be_written_is_refused_before_any_game(
+    tmp_path, monkeypatch, capsys, cli, target, message
+):
     (tmp_path / "file").write_bytes(b"an earlier file\n")
     games = _no_games(monkeypatch)
     main = {"play": play_module.main, "evaluate": evaluate_module.main}[cli]

@@ -2,12 +2,13 @@
 pays each seat only its own rewards, the masked module never picks an illegal action, the
 seating follows the pool, and a tiny run trains, checkpoints (numpy logits = the RLModule's),
 evaluates and resumes."""
+
 import json
 import re
 import signal
 import subprocess
-import time
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,14 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 from ray.rllib.models.torch.torch_distributions import TorchCategorical  # noqa: E402
 
 from training.common.games import EnvHandle  # noqa: E402
-from training.learning.rllib_env import (LEARNER, AECMultiAgentEnv, AgentModule, MaskedPPOModule,  # noqa: E402
-                                SeatMapping, snapshot_id)
+from training.learning.rllib_env import (  # noqa: E402
+    LEARNER,
+    AECMultiAgentEnv,
+    AgentModule,
+    MaskedPPOModule,
+    SeatMapping,
+    snapshot_id,
+)
 
 ROOT = Path(__file__).parent.parent
 CRAITS = {"num_players": 4, "episode": "deal", "reward": "deal", "illegal_action": "raise"}
@@ -98,8 +105,11 @@ def _batch(env, n, rng):
 def test_the_masked_module_never_picks_an_illegal_action():
     env = AECMultiAgentEnv({"env_id": "craits_v0", "env_args": CRAITS})
     space, obs, masks = _batch(env, 256, np.random.default_rng(0))
-    module = MaskedPPOModule(observation_space=space, action_space=env.action_spaces["player_0"],
-                             model_config={"net_arch": [32, 32], "activation": "relu"})
+    module = MaskedPPOModule(
+        observation_space=space,
+        action_space=env.action_spaces["player_0"],
+        model_config={"net_arch": [32, 32], "activation": "relu"},
+    )
     with torch.no_grad():
         for p in module.parameters():  # large weights: the illegal logits are far the biggest unmasked
             p.mul_(20)
@@ -117,9 +127,12 @@ def test_the_masked_module_never_picks_an_illegal_action():
 def test_an_agent_module_plays_the_agents_legal_choice():
     env = AECMultiAgentEnv({"env_id": "craits_v0", "env_args": CRAITS})
     obs, _ = env.reset(seed=3)
-    (seat, o), = obs.items()
-    module = AgentModule(observation_space=env.observation_spaces[seat], action_space=env.action_spaces[seat],
-                         model_config={"env_id": "craits_v0", "env_args": CRAITS, "agent": "heuristic"})
+    ((seat, o),) = obs.items()
+    module = AgentModule(
+        observation_space=env.observation_spaces[seat],
+        action_space=env.action_spaces[seat],
+        model_config={"env_id": "craits_v0", "env_args": CRAITS, "agent": "heuristic"},
+    )
     batch = {Columns.OBS: {k: torch.as_tensor(v[None]) for k, v in o.items()}}
     logits = module.forward_exploration(batch)[Columns.ACTION_DIST_INPUTS][0]
     chosen = int(TorchCategorical(logits=logits).sample())
@@ -150,6 +163,7 @@ def test_seating_follows_the_pool():
 
 def test_an_rllib_config_section_is_checked():
     from training.learning.config import ConfigError, load_config
+
     config = load_config(ROOT / "configs" / "craits_rllib_quick.yaml")
     assert config.algorithm.name == "rllib_ppo"
     with pytest.raises(ConfigError, match="minibatch_size .* at most train_batch_size"):
@@ -204,13 +218,15 @@ print("ok", meta["timesteps"])
 
 
 def test_a_tiny_run_trains_checkpoints_evaluates_and_resumes(tmp_path):
-    done = subprocess.run([sys.executable, "-c", TRAIN, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", TRAIN, str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
     run = tmp_path / "run"
     first = json.loads((run / "checkpoint" / "meta.json").read_text())["timesteps"]
     # The checkpoint plays as any bot: training.matches.evaluate, numpy only.
     from training.matches.evaluate import bot_layout, evaluate
+
     env = EnvHandle("craits_v0", json.loads((run / "checkpoint" / "meta.json").read_text())["env_args"])
     result = evaluate(env, bot_layout(env, str(run / "checkpoint"), "heuristic"), games=1, seed=0)
     assert result["games"] >= 1 and str(run / "checkpoint") in result["agents"]
@@ -218,9 +234,21 @@ def test_a_tiny_run_trains_checkpoints_evaluates_and_resumes(tmp_path):
     # with a checkpoint (raised inside RLlib's sampling, a KeyboardInterrupt would be lost).
     log = tmp_path / "resume.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "training.train", "--resume", str(run), "--set",
-                                 f"training.total_timesteps={first + 100_000}"], cwd=ROOT, stdout=out,
-                                stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "training.train",
+                "--resume",
+                str(run),
+                "--set",
+                f"training.total_timesteps={first + 100_000}",
+            ],
+            cwd=ROOT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         deadline = time.time() + 240
         while time.time() < deadline and proc.poll() is None:  # until an iteration of the resumed run is done
             if any(int(n) > first for n in re.findall(r"(\d+)/\d+ \[", log.read_text())):
@@ -237,8 +265,11 @@ def test_a_tiny_run_trains_checkpoints_evaluates_and_resumes(tmp_path):
 
 def test_the_benchmark_plans_an_rllib_ppo_trial(tmp_path):
     from training.learning.benchmark import load_benchmark, plan_trials
-    bench = load_benchmark(ROOT / "configs" / "benchmark_small.yaml", [
-        "algorithms={rllib_ppo: {num_env_runners: 0, train_batch_size: 2048}}", "seeds=[0]"])
+
+    bench = load_benchmark(
+        ROOT / "configs" / "benchmark_small.yaml",
+        ["algorithms={rllib_ppo: {num_env_runners: 0, train_batch_size: 2048}}", "seeds=[0]"],
+    )
     trials = plan_trials(bench, tmp_path)
     assert {t.config.algorithm.name for t in trials} == {"rllib_ppo"} and len(trials) == len(bench.settings)
     assert trials[0].config.algorithm.train_batch_size == 2048 and trials[0].config.algorithm.torch_threads == 1

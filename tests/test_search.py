@@ -4,6 +4,7 @@ The leak tests swap cards the searching seat can't see (between other hands, the
 packs, the cards set aside) in copies of a position: the views must be equal and the move
 (fixed seed) the same. Simulation counts are small: these tests check behaviour, not
 strength (``benchmarks/search_cost.py --strength`` does that)."""
+
 from __future__ import annotations
 
 import copy
@@ -11,6 +12,7 @@ import random
 
 import numpy as np
 import pytest
+from helpers import live_turns
 
 from envs.cards import bits_to_cards
 from envs.craits import view as craits_view
@@ -22,7 +24,6 @@ from envs.pairs_draft.env import OTHERS_PICKS
 from envs.pairs_draft.env import raw_env as pairs_raw_env
 from envs.pairs_draft.game import DECK, NUM_PLAYERS, PairsDraftGame
 from envs.search import ISMCTSBot, check_options, parse_options, random_action
-from helpers import live_turns
 
 SIMS = 40
 DECK_COUNTS = [DECK.count(n) for n in range(1, 11)]
@@ -258,7 +259,7 @@ def test_pairs_memory_matches_the_env_observation():
     for _, obs in live_turns(env):
         seat = env.game.current_player
         v = pairs_view.view(env.game, seat, memories[seat])
-        shown = np.rint(obs["observation"][OTHERS_PICKS:OTHERS_PICKS + 10] * 10).astype(int).tolist()
+        shown = np.rint(obs["observation"][OTHERS_PICKS : OTHERS_PICKS + 10] * 10).astype(int).tolist()
         assert list(v.known_picks) == shown
         checked += sum(shown) > 0
         env.step(pairs_view.heuristic_action(env.game, rng))
@@ -284,6 +285,7 @@ def test_pairs_memory_starts_afresh_after_a_gap():
 # ----------------------------------------------------------------- legality, games
 def test_craits_full_game_with_the_bot_in_one_seat():
     from envs.craits.bot import CraitsHeuristic
+
     env = craits_raw_env(deals=[3, 1, 2], illegal_action="raise")
     env.reset(seed=4)
     bots = [ISMCTSBot("craits", simulations=15, seed=s, rollout=r) for s, r in ((1, "heuristic"), (2, "random"))]
@@ -348,9 +350,13 @@ def test_heuristic_rollouts_play_as_the_heuristic_bots():
     observation) at every decision: rollouts model the heuristic players exactly."""
     from envs.craits.bot import CraitsHeuristic
     from envs.pairs_draft.bot import PairsDraftHeuristic
+
     rng = random.Random(1)
-    envs = [(craits_raw_env(deals=[6, 2], partnership=True), None), (craits_raw_env(deals=[7], num_players=3), None),
-            (pairs_raw_env(), PairsDraftHeuristic())]
+    envs = [
+        (craits_raw_env(deals=[6, 2], partnership=True), None),
+        (craits_raw_env(deals=[7], num_players=3), None),
+        (pairs_raw_env(), PairsDraftHeuristic()),
+    ]
     checked = 0
     for env, bot in envs:
         env.reset(seed=3)
@@ -393,8 +399,9 @@ def test_positions_set_up_by_hand_are_searched_too():
     bot = ISMCTSBot("pairs_draft", simulations=20, seed=0)
     while not game.is_over:
         game.apply(bot.act_on(game, game.current_player))
-    craits = CraitsGame.from_position(Rules(), [["7H", "2C", "9S"], ["AH", "KD"], ["3C", "8D", "TD"]], top="5H",
-                                      stock=["QS", "JS", "4C"], to_play=1)
+    craits = CraitsGame.from_position(
+        Rules(), [["7H", "2C", "9S"], ["AH", "KD"], ["3C", "8D", "TD"]], top="5H", stock=["QS", "JS", "4C"], to_play=1
+    )
     action = ISMCTSBot("craits", simulations=20, seed=0).act_on(craits, 1)
     assert action in craits.legal_actions()
 
@@ -414,22 +421,25 @@ def test_the_bot_refuses_a_seat_not_to_act_and_a_wrong_game():
 
 
 # ---------------------------------------------------------------------- options
-@pytest.mark.parametrize("options, message", [
-    ({"simulatons": 10}, "unknown IS-MCTS option 'simulatons'"),
-    ({"simulations": 0}, "simulations=0"),
-    ({"simulations": 1.5}, "simulations=1.5"),
-    ({"simulations": True}, "simulations=True"),
-    ({"uct_c": -1.0}, "uct_c=-1.0"),
-    ({"uct_c": float("nan")}, "uct_c=nan"),
-    ({"uct_c": "1.4"}, "uct_c='1.4'"),
-    ({"max_world_samples": 0}, "max_world_samples=0"),
-    ({"max_world_samples": -2}, "max_world_samples=-2"),
-    ({"final_policy": "best"}, "final_policy='best'"),
-    ({"rollout": "smart"}, "rollout='smart'"),
-    ({"child_selection_policy": "ucb"}, "child_selection_policy='ucb'"),
-    ({"seed": "abc"}, "seed='abc'"),
-    ({"max_time_ms": -5}, "max_time_ms=-5"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"simulatons": 10}, "unknown IS-MCTS option 'simulatons'"),
+        ({"simulations": 0}, "simulations=0"),
+        ({"simulations": 1.5}, "simulations=1.5"),
+        ({"simulations": True}, "simulations=True"),
+        ({"uct_c": -1.0}, "uct_c=-1.0"),
+        ({"uct_c": float("nan")}, "uct_c=nan"),
+        ({"uct_c": "1.4"}, "uct_c='1.4'"),
+        ({"max_world_samples": 0}, "max_world_samples=0"),
+        ({"max_world_samples": -2}, "max_world_samples=-2"),
+        ({"final_policy": "best"}, "final_policy='best'"),
+        ({"rollout": "smart"}, "rollout='smart'"),
+        ({"child_selection_policy": "ucb"}, "child_selection_policy='ucb'"),
+        ({"seed": "abc"}, "seed='abc'"),
+        ({"max_time_ms": -5}, "max_time_ms=-5"),
+    ],
+)
 def test_bad_options_raise_value_errors(options, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace("[", r"\[")):
         ISMCTSBot("craits", **options)
@@ -439,17 +449,32 @@ def test_unknown_game_and_spec_parsing():
     with pytest.raises(ValueError, match="unknown game 'chess'"):
         ISMCTSBot("chess")
     assert parse_options("simulations=1000, uct_c=1.4") == {"simulations": 1000, "uct_c": 1.4}
-    assert parse_options("final_policy=max_value,rollout=random,max_world_samples=-1,seed=3,max_time_ms=20,"
-                         "child_selection_policy=uct") == {
-        "final_policy": "max_value", "rollout": "random", "max_world_samples": -1, "seed": 3, "max_time_ms": 20.0,
-        "child_selection_policy": "uct"}
+    assert parse_options(
+        "final_policy=max_value,rollout=random,max_world_samples=-1,seed=3,max_time_ms=20,child_selection_policy=uct"
+    ) == {
+        "final_policy": "max_value",
+        "rollout": "random",
+        "max_world_samples": -1,
+        "seed": 3,
+        "max_time_ms": 20.0,
+        "child_selection_policy": "uct",
+    }
     bot = ISMCTSBot.from_spec("ismcts:simulations=1000,uct_c=1.4", "pairs_draft_v0", seed=[1, 2])
     assert (bot.simulations, bot.uct_c, bot.rollout, bot.final_policy, bot.child_selection_policy) == (
-        1000, 1.4, "heuristic", "max_visit_count", "puct")
+        1000,
+        1.4,
+        "heuristic",
+        "max_visit_count",
+        "puct",
+    )
     assert ISMCTSBot.from_spec("ismcts", "craits").simulations == 1000
-    for text, message in (("simulations=lots", "must be an integer"), ("uct_c", "write name=value"),
-                          ("depth=3", "unknown IS-MCTS option 'depth'"), ("simulations=1,simulations=2", "twice"),
-                          ("simulations=-4", "simulations=-4")):
+    for text, message in (
+        ("simulations=lots", "must be an integer"),
+        ("uct_c", "write name=value"),
+        ("depth=3", "unknown IS-MCTS option 'depth'"),
+        ("simulations=1,simulations=2", "twice"),
+        ("simulations=-4", "simulations=-4"),
+    ):
         with pytest.raises(ValueError, match=message):
             parse_options(text)
     with pytest.raises(ValueError, match="not an IS-MCTS spec"):
@@ -551,6 +576,7 @@ def test_the_search_cost_benchmark_runs(capsys):
     """``benchmarks/search_cost.py`` still runs (tiny budgets; its figures are not checked)."""
     import importlib.util
     from pathlib import Path
+
     path = Path(__file__).parent.parent / "benchmarks" / "search_cost.py"
     spec = importlib.util.spec_from_file_location("search_cost", path)
     module = importlib.util.module_from_spec(spec)

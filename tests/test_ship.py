@@ -1,14 +1,15 @@
 """training.agents.ship: a shipped bot holds its policy only, and the evaluation it records is what
 the command it records gives."""
+
 import json
 import shlex
 import shutil
 
 import pytest
 
-from training.matches.evaluate import evaluate
-from training.common.games import EnvHandle, parse_env_args
 from training.agents.ship import main, ship
+from training.common.games import EnvHandle, parse_env_args
+from training.matches.evaluate import evaluate
 
 
 def source(tmp_path, name="craits"):

@@ -1,14 +1,15 @@
 """The shipped bots load as opponents in today's envs and still play well: a change to an
 observation layout that silently breaks them fails here."""
+
 import json
 from pathlib import Path
 
 import pytest
 
 from training.agents import PolicyAgent, make_agent
-from training.matches.evaluate import bot_layout, evaluate
-from training.common.games import EnvHandle
 from training.agents.ship import game_args
+from training.common.games import EnvHandle
+from training.matches.evaluate import bot_layout, evaluate
 
 SHIPPED = sorted(p for p in (Path(__file__).parent.parent / "checkpoints").iterdir() if (p / "meta.json").is_file())
 SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
@@ -20,8 +21,10 @@ def test_shipped_bot_is_documented_and_loads_without_torch_pickles(path):
     assert not (path / "model.zip").exists()
     for opponent in ("heuristic", "random"):  # what training.agents.ship measured, and how to measure it again
         result = meta["evaluation"][opponent]
-        assert result["command"].startswith("python -m training.evaluate ") and f" --agents {path.parent.name}/" in \
-            result["command"]
+        assert (
+            result["command"].startswith("python -m training.evaluate ")
+            and f" --agents {path.parent.name}/" in result["command"]
+        )
         low, high = result["win_share_ci95"]
         assert low <= result["win_share"] <= high and result["duplicate_sets"] >= 100
     agent = make_agent(str(path), EnvHandle(meta["env_id"], meta["env_args"]))

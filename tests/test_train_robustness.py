@@ -1,5 +1,6 @@
 """Training runs that are interrupted, killed, started twice or fail to start lose nothing and
 mix nothing; and what the train command tells a newcomer."""
+
 import json
 import os
 import re
@@ -9,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_training import tiny
+
 from training.learning import callback as callback_module
 from training.learning import train as train_module
 from training.learning.config import dump_config
@@ -38,9 +39,21 @@ def _wait_for(path, proc, timeout=120):
 def test_a_run_folder_in_use_is_refused_and_freed_when_its_holder_is_killed(tmp_path):
     config = tiny(tmp_path, **{"training.total_timesteps": 256})
     run = train_module.train(config, config.run_dir)
-    holder = subprocess.Popen([sys.executable, "-u", "-m", "training.train", "--resume", str(run),
-                               "--set", "training.total_timesteps=100000000"],
-                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-u",
+            "-m",
+            "training.train",
+            "--resume",
+            str(run),
+            "--set",
+            "training.total_timesteps=100000000",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _wait_for(run / "logs" / "from_000000256", holder)  # it holds the folder and is about to train
         in_flight = run / ".checkpoint.in_flight"  # as if the holder were writing a checkpoint now
@@ -76,9 +89,13 @@ def test_a_fresh_run_never_takes_a_folder_that_appeared_meanwhile(tmp_path, monk
     assert (tmp_path / "run" / "config.yaml").read_text() == "the other run's\n"
 
 
-CADENCE = {"training.total_timesteps": 1024, "checkpoints.every": 512, "checkpoints.eval_every": 300,
-           "opponents.self_play.snapshot_every": 250,
-           "opponents.pool": "[{agent: heuristic, weight: 1}, {agent: self_play, weight: 1}]"}
+CADENCE = {
+    "training.total_timesteps": 1024,
+    "checkpoints.every": 512,
+    "checkpoints.eval_every": 300,
+    "opponents.self_play.snapshot_every": 250,
+    "opponents.pool": "[{agent: heuristic, weight: 1}, {agent: self_play, weight: 1}]",
+}
 
 
 def _record_checkpoints(monkeypatch):
@@ -114,6 +131,7 @@ def test_an_interrupted_run_keeps_the_cadence_of_a_straight_run(tmp_path, monkey
                 if calls[0] == 350:  # two envs a step: at step 698
                     raise KeyboardInterrupt
                 return step(self)
+
             m.setattr(BatchedLearnerEnv, "step_wait", interrupt)
         else:
             evaluations, evaluate = [0], callback_module.evaluate_run_bot
@@ -123,6 +141,7 @@ def test_an_interrupted_run_keeps_the_cadence_of_a_straight_run(tmp_path, monkey
                 if evaluations[0] == 2:  # the one at 768, after its checkpoint was written
                     raise KeyboardInterrupt
                 return evaluate(*args, **kwargs)
+
             m.setattr(callback_module, "evaluate_run_bot", interrupt)
         with pytest.raises(SystemExit):
             train_module.train(config, cut_run)
@@ -183,9 +202,14 @@ def test_the_cli_says_what_it_will_do_reports_evaluations_and_fills_the_bar(tmp_
     train_module.main(["--config", str(path), "--show", "--compare", "--compare-games", "1"])
     out, err = capsys.readouterr()
     plan = out.split("evaluation at step")[0]
-    for fact in ("training MaskablePPO for 300 timesteps", "craits_v0, 4 players", "opponents: heuristic 100%",
-                 f"results in {config.run_dir}: checkpoint/", f"--resume {config.run_dir}",
-                 "then: a game of the new bot (--show); the new bot against the heuristic and random (--compare)"):
+    for fact in (
+        "training MaskablePPO for 300 timesteps",
+        "craits_v0, 4 players",
+        "opponents: heuristic 100%",
+        f"results in {config.run_dir}: checkpoint/",
+        f"--resume {config.run_dir}",
+        "then: a game of the new bot (--show); the new bot against the heuristic and random (--compare)",
+    ):
         assert fact in plan
     evaluations = [line for line in out.splitlines() if line.startswith("evaluation at step")]
     assert len(evaluations) == 2 and evaluations[0].startswith("evaluation at step 256: win share vs heuristic ")
@@ -205,6 +229,7 @@ def test_readme_agent_lists_say_how_they_fill_the_table():
     that lists fewer agents than seats must say on its line how many of each sit down."""
     from training.agents import seat_layout
     from training.common.games import EnvHandle
+
     lines = re.findall(r"^python -m training\.(?:play|evaluate) .*--agents .*$", (ROOT / "README.md").read_text(), re.M)
     assert len(lines) >= 3
     for line in lines:

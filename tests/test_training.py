@@ -1,37 +1,54 @@
 """Training: configs, the learner env's rewards, checkpoints as opponents, resume."""
+
 import json
 import os
 import random
 
 import numpy as np
 import pytest
+from helpers import interrupt_training
 
 from training.agents import PolicyAgent, make_agent
 from training.agents.checkpoint import CheckpointError
-from training.learning.config import ConfigError, PoolEntry, load_config
-from training.learning.preflight import check_config
 from training.common.games import EnvHandle
-from training.learning.learner_env import LearnerEnv, OpponentPool
 from training.learning import train as train_module
-from helpers import interrupt_training
+from training.learning.config import ConfigError, PoolEntry, load_config
+from training.learning.learner_env import LearnerEnv, OpponentPool
+from training.learning.preflight import check_config
 
 QUICK = "configs/craits_quick.yaml"
 
 
 def tiny(tmp_path, env_id="craits_v0", **extra):
     """A config small enough for a smoke run: a few rollouts, tiny network."""
-    sets = [f"env.id={env_id}", "training.total_timesteps=1024", "algorithm.n_steps=128", "algorithm.batch_size=64",
-            "algorithm.n_epochs=1", "algorithm.net_arch=[16]", "vec.n_envs=2", "checkpoints.every=512",
-            "checkpoints.eval_every=100000", "checkpoints.eval_games=1", "opponents.self_play.snapshot_every=512",
-            f"output.dir={tmp_path}", "output.name=run"]
-    data = {"env": {"id": env_id, "args": {"episode": "deal", "deals": [3], "nine": "same_colour"}
-                    if env_id == "craits_v0" else {}}}
+    sets = [
+        f"env.id={env_id}",
+        "training.total_timesteps=1024",
+        "algorithm.n_steps=128",
+        "algorithm.batch_size=64",
+        "algorithm.n_epochs=1",
+        "algorithm.net_arch=[16]",
+        "vec.n_envs=2",
+        "checkpoints.every=512",
+        "checkpoints.eval_every=100000",
+        "checkpoints.eval_games=1",
+        "opponents.self_play.snapshot_every=512",
+        f"output.dir={tmp_path}",
+        "output.name=run",
+    ]
+    data = {
+        "env": {
+            "id": env_id,
+            "args": {"episode": "deal", "deals": [3], "nine": "same_colour"} if env_id == "craits_v0" else {},
+        }
+    }
     return load_config(data=data, overrides=sets + [f"{k}={v}" for k, v in extra.items()])
 
 
 # ---------------------------------------------------------------- configs
 def test_shipped_configs_load():
     from pathlib import Path
+
     for path in sorted(Path("configs").glob("*.yaml")):
         if path.name.startswith("benchmark_"):  # benchmark configs (training.learning.benchmark)
             continue
@@ -39,19 +56,25 @@ def test_shipped_configs_load():
         assert config.training.total_timesteps > 0, path
 
 
-@pytest.mark.parametrize("override, message", [
-    ("algorithm.lerning_rate=0.1", "unknown config key 'algorithm.lerning_rate'"),
-    ("algorithm.n_steps=many", "'algorithm.n_steps' must be a valid integer, got 'many'"),
-    ("algorithm.activation=sigmoid", "'algorithm.activation' must be 'tanh' or 'relu', got 'sigmoid'"),
-    ("algorithm.gamma=1.5", "'algorithm.gamma' must be less than or equal to 1, got 1.5"),
-    ("env.args.nine=any", "'env.args'.*nine"),
-    ("env.args.colour=red", "'env.args'.*colour"),
-    ("env.id=poker_v0", "'env.id'.*poker_v0"),
-    ("opponents.pool=[{agent: heuristic, wieght: 1}]", "opponents.pool\\[0\\].wieght"),
-    ("opponents.learner_seat=7", "learner_seat"),
-    ("opponents.pool=[{agent: checkpoints/nothing_here}]", "'opponents.pool\\[0\\].agent': unknown agent 'checkpoints/nothing_here'"),
-    ("vec.n_envs=0", "'vec.n_envs' must be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("algorithm.lerning_rate=0.1", "unknown config key 'algorithm.lerning_rate'"),
+        ("algorithm.n_steps=many", "'algorithm.n_steps' must be a valid integer, got 'many'"),
+        ("algorithm.activation=sigmoid", "'algorithm.activation' must be 'tanh' or 'relu', got 'sigmoid'"),
+        ("algorithm.gamma=1.5", "'algorithm.gamma' must be less than or equal to 1, got 1.5"),
+        ("env.args.nine=any", "'env.args'.*nine"),
+        ("env.args.colour=red", "'env.args'.*colour"),
+        ("env.id=poker_v0", "'env.id'.*poker_v0"),
+        ("opponents.pool=[{agent: heuristic, wieght: 1}]", "opponents.pool\\[0\\].wieght"),
+        ("opponents.learner_seat=7", "learner_seat"),
+        (
+            "opponents.pool=[{agent: checkpoints/nothing_here}]",
+            "'opponents.pool\\[0\\].agent': unknown agent 'checkpoints/nothing_here'",
+        ),
+        ("vec.n_envs=0", "'vec.n_envs' must be greater than 0"),
+    ],
+)
 def test_config_errors_name_the_key(override, message):
     with pytest.raises(ConfigError, match=message):  # at load, or in the checks before training (env, agents)
         check_config(load_config(QUICK, [override]))
@@ -73,15 +96,21 @@ class RecordingPool:
         return self.agent
 
 
-@pytest.mark.parametrize("env_id, args", [("craits_v0", {"num_players": 3, "episode": "deal"}),
-                                          ("craits_v0", {"partnership": True, "deals": [4, 3]}),
-                                          ("craits_v0", {"num_players": 2, "reward": "win", "deals": [3, 2]}),
-                                          ("craits_v0", {"num_players": 5, "deals": [1, 1, 2]}),
-                                          ("pairs_draft_v0", {})])
+@pytest.mark.parametrize(
+    "env_id, args",
+    [
+        ("craits_v0", {"num_players": 3, "episode": "deal"}),
+        ("craits_v0", {"partnership": True, "deals": [4, 3]}),
+        ("craits_v0", {"num_players": 2, "reward": "win", "deals": [3, 2]}),
+        ("craits_v0", {"num_players": 5, "deals": [1, 1, 2]}),
+        ("pairs_draft_v0", {}),
+    ],
+)
 def test_learner_reward_is_its_own_aec_reward(env_id, args):
     """Summed over an episode, step() rewards equal the learner seat's AEC rewards, all of them
     (those arriving on opponents' moves and at the end included)."""
     from training.agents import RandomAgent
+
     env = LearnerEnv(EnvHandle(env_id, args), RecordingPool(RandomAgent(1)), seed=3)
     raw = env.table.raw
     aec_total = {}
@@ -129,7 +158,7 @@ def _play_with(agent_path, env_id, args, seed=0):
     env = EnvHandle(env_id, args)
     agent, raw = make_agent(str(agent_path), env), env.raw
     raw.reset(seed=seed)
-    for name in raw.agent_iter():
+    for _name in raw.agent_iter():
         obs, _, term, trunc, _ = raw.last()
         raw.step(None if term or trunc else agent.act(obs["observation"], obs["action_mask"]))
     return raw
@@ -161,9 +190,11 @@ def test_pairs_draft_smoke_run_plays_as_opponent(tmp_path):
 
 def test_policy_agent_matches_the_torch_policy(tmp_path):
     import torch
+
     config = tiny(tmp_path, **{"training.total_timesteps": 256})
     run = train_module.train(config, config.run_dir)
     from sb3_contrib import MaskablePPO
+
     model = MaskablePPO.load(run / "checkpoint" / "model.zip")
     agent = PolicyAgent(run / "checkpoint")
     raw = EnvHandle("craits_v0").raw
@@ -205,10 +236,25 @@ def test_bad_agent_spec_is_named():
 
 
 def test_stochastic_policy_agent_samples_the_masked_softmax(tmp_path):
-    np.savez(tmp_path / "policy.npz", layer_0_weight=np.zeros((2, 3)), layer_0_bias=np.zeros(2),
-             action_weight=np.zeros((4, 2)), action_bias=np.log([1.0, 2.0, 3.0, 4.0]))
-    (tmp_path / "meta.json").write_text(json.dumps({"format_version": 1, "env_id": "craits_v0", "activation": "tanh",
-                                                    "hidden_sizes": [2], "observation_size": 3, "action_size": 4}))
+    np.savez(
+        tmp_path / "policy.npz",
+        layer_0_weight=np.zeros((2, 3)),
+        layer_0_bias=np.zeros(2),
+        action_weight=np.zeros((4, 2)),
+        action_bias=np.log([1.0, 2.0, 3.0, 4.0]),
+    )
+    (tmp_path / "meta.json").write_text(
+        json.dumps(
+            {
+                "format_version": 1,
+                "env_id": "craits_v0",
+                "activation": "tanh",
+                "hidden_sizes": [2],
+                "observation_size": 3,
+                "action_size": 4,
+            }
+        )
+    )
     agent = PolicyAgent(tmp_path, deterministic=False, seed=0)
     counts = np.bincount([agent.act(np.zeros(3), np.array([1, 0, 1, 1])) for _ in range(8000)], minlength=4)
     np.testing.assert_allclose(counts / counts.sum(), [1 / 8, 0, 3 / 8, 4 / 8], atol=0.02)
@@ -219,6 +265,7 @@ def test_cli_trains_shows_and_compares(tmp_path, capsys):
     config = tiny(tmp_path, **{"training.total_timesteps": 256})
     path = tmp_path / "tiny.yaml"
     from training.learning.config import dump_config
+
     path.write_text(dump_config(config))
     train_module.main(["--config", str(path), "--show", "--compare", "--compare-games", "2"])
     out = capsys.readouterr().out
@@ -245,8 +292,14 @@ def test_subprocess_envs_train(tmp_path):
 @pytest.mark.parametrize("partner, both", [("learner", True), ("pool", False)])
 def test_partnership_partner_is_the_learner_or_drawn_from_the_pool(partner, both):
     from training.agents import RandomAgent
-    env = LearnerEnv(EnvHandle("craits_v0", {"partnership": True, "deals": [5]}), RecordingPool(RandomAgent(2)),
-                     learner_seat=1, partner=partner, seed=0)
+
+    env = LearnerEnv(
+        EnvHandle("craits_v0", {"partnership": True, "deals": [5]}),
+        RecordingPool(RandomAgent(2)),
+        learner_seat=1,
+        partner=partner,
+        seed=0,
+    )
     acting = set()
     rng = random.Random(1)
     for episode in range(3):
@@ -279,10 +332,13 @@ def _damage(folder, what):
         (folder / "meta.json").write_text(json.dumps(meta))
 
 
-@pytest.mark.parametrize("what", ["no weights", "text weights", "truncated weights", "bad json", "json list",
-                                  "meta lacks sizes", "shapes disagree"])
+@pytest.mark.parametrize(
+    "what",
+    ["no weights", "text weights", "truncated weights", "bad json", "json list", "meta lacks sizes", "shapes disagree"],
+)
 def test_damaged_checkpoint_is_a_clear_error(tmp_path, what):
     import shutil
+
     folder = tmp_path / "ckpt"
     shutil.copytree("checkpoints/craits", folder)
     _damage(folder, what)
@@ -293,6 +349,7 @@ def test_damaged_checkpoint_is_a_clear_error(tmp_path, what):
 
 def test_a_replacement_cut_between_renames_is_recovered(tmp_path):
     from training.common.files import recover_swap, write_atomically
+
     target = tmp_path / "checkpoint"
     write_atomically(target, lambda d: (d / "meta.json").write_text("1"))
     target.rename(tmp_path / ".checkpoint.old")  # as if stopped between the two renames
@@ -319,6 +376,7 @@ def test_compare_is_checked_before_training(tmp_path):
     config = tiny(tmp_path)
     path = tmp_path / "tiny.yaml"
     from training.learning.config import dump_config
+
     path.write_text(dump_config(config))
     with pytest.raises(SystemExit, match="--compare checkpoints/pairs_draft: .*trained for pairs_draft_v0"):
         train_module.main(["--config", str(path), "--compare", "checkpoints/pairs_draft"])
@@ -338,14 +396,17 @@ def test_a_run_ending_on_an_evaluation_is_not_evaluated_twice(tmp_path):
 
 def test_defaults_config_shows_every_default_the_code_uses():
     from training.learning.config import Config
+
     assert load_config("configs/defaults.yaml").to_dict() == load_config(data={}).to_dict() == Config().to_dict()
 
 
 def test_self_play_draws_latest_or_window_and_frees_older_snapshots(tmp_path):
     import shutil
+
     snaps = tmp_path / "snapshots"
-    pool = OpponentPool([PoolEntry("self_play", 1.0)], EnvHandle("craits_v0"), snapshot_dir=snaps, latest_weight=0.5,
-                        window=1, seed=0)
+    pool = OpponentPool(
+        [PoolEntry("self_play", 1.0)], EnvHandle("craits_v0"), snapshot_dir=snaps, latest_weight=0.5, window=1, seed=0
+    )
     for step in (1, 2, 3):
         shutil.copytree("checkpoints/craits", snaps / f"step_{step:09d}")
         os.utime(snaps, ns=(step, step))  # a new listing each time, even within one clock tick
@@ -362,8 +423,16 @@ def test_a_wall_clock_cap_stops_training_and_a_resume_has_nothing_left(tmp_path,
     train_module.main(["--resume", str(run)])
     assert "nothing to train" in capsys.readouterr().out
     # A longer cap is how long the run goes, not what it learns: a resume may raise it.
-    train_module.main(["--resume", str(run), "--set", "training.max_seconds=2", "--set",
-                       f"training.total_timesteps={meta['timesteps'] + 1}"])
+    train_module.main(
+        [
+            "--resume",
+            str(run),
+            "--set",
+            "training.max_seconds=2",
+            "--set",
+            f"training.total_timesteps={meta['timesteps'] + 1}",
+        ]
+    )
     assert json.loads((run / "checkpoint" / "meta.json").read_text())["timesteps"] > meta["timesteps"]
 
 
@@ -371,10 +440,12 @@ def test_symlog_reward_transform_squashes_the_learner_reward_and_keeps_its_sign(
     """The same games with and without ``training.reward_transform: symlog``: rewards equal
     sign(r)·ln(1+|r|) of the plain ones, step by step; the episode log keeps the env's own."""
     from training.learning.train import make_vec_env
+
     runs = {}
     for transform in ("none", "symlog"):
-        config = tiny(tmp_path / transform, **{"training.reward_transform": transform,
-                                               "opponents.pool": "[{agent: random}]"})
+        config = tiny(
+            tmp_path / transform, **{"training.reward_transform": transform, "opponents.pool": "[{agent: random}]"}
+        )
         env = EnvHandle(config.env.id, config.env.args)
         venv = make_vec_env(config, env, tmp_path / transform)
         venv.reset()

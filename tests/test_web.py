@@ -2,6 +2,7 @@
 person's seat is shown (and not), the game record, request validation, sessions; and its
 limits (Host and Origin, bot specs, search budget, bots thinking in their own thread, the
 server started and stopped as a person runs it)."""
+
 from __future__ import annotations
 
 import json
@@ -29,13 +30,16 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 and warns about 
     from starlette.testclient import TestClient
 
 from envs.engine import shown
-from training.frontends import web
 from training.common.games import EnvHandle
-from training.matches.records import RECORD_FORMAT, parse_record, replay
+from training.frontends import web
 from training.frontends.web import create_app
+from training.matches.records import RECORD_FORMAT, parse_record, replay
 
-CRAITS = {"env": "craits_v0", "args": {"deals": [3, 2]},
-          "agents": ["human", "heuristic", "checkpoints/craits", "random"]}
+CRAITS = {
+    "env": "craits_v0",
+    "args": {"deals": [3, 2]},
+    "agents": ["human", "heuristic", "checkpoints/craits", "random"],
+}
 PAIRS = {"env": "pairs_draft_v0", "agents": ["heuristic", "checkpoints/pairs_draft", "human", "random"]}
 # Pairs Draft seeded so that seat 0 picks first: the person (FIRST) or the three bots (LAST).
 FIRST = {"env": "pairs_draft_v0", "agents": ["human", "random", "random", "random"], "seed": 1}
@@ -91,8 +95,10 @@ def test_options_list_games_rules_and_bots(client):
     assert set(games) >= {"craits_v0", "pairs_draft_v0"}  # every registered game (a plugin's too)
     assert [games[g]["name"] for g in ("craits_v0", "pairs_draft_v0")] == ["Craits", "Pairs Draft"]
     assert games["craits_v0"]["players"] == {"min": 2, "max": 5, "default": 4} and games["craits_v0"]["lower_wins"]
-    assert games["craits_v0"]["deals"] == {"presets": {"full": [8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8],
-                                                       "short": [8, 7, 6, 5, 4, 3, 2, 1]}, "default": "full"}
+    assert games["craits_v0"]["deals"] == {
+        "presets": {"full": [8, 7, 6, 5, 4, 3, 2, 1, 2, 3, 4, 5, 6, 7, 8], "short": [8, 7, 6, 5, 4, 3, 2, 1]},
+        "default": "full",
+    }
     assert {r["name"] for r in games["craits_v0"]["rules"]} >= {"preset", "crank_count", "announce", "partnership"}
     assert games["pairs_draft_v0"]["players"] == {"min": 4, "max": 4, "default": 4}
     bots = {b["spec"]: b for b in options["bots"]}
@@ -137,8 +143,10 @@ def test_craits_game_to_the_end_matches_its_record(client, app):
     rng = random.Random(3)
     while not state["over"]:
         check(state)
-        state = client.post(f"/api/games/{state['id']}/move",
-                            json={"action": rng.choice(state["legal"])["text"], "since": state["log_size"]}).json()
+        state = client.post(
+            f"/api/games/{state['id']}/move",
+            json={"action": rng.choice(state["legal"])["text"], "since": state["log_size"]},
+        ).json()
         log += state["log"]  # the entries since the last answer, in order, none twice
         assert len(log) == state["log_size"]
     assert log == client.get(f"/api/games/{state['id']}").json()["log"]
@@ -210,8 +218,11 @@ def _blind_start(seed):
 
 
 def test_chained_deal_episodes_and_a_later_seat(client, app):
-    spec = {"env": "craits_v0", "args": {"deals": [1, 2], "episode": "deal", "num_players": 3},
-            "agents": ["random", "heuristic", "human"]}
+    spec = {
+        "env": "craits_v0",
+        "args": {"deals": [1, 2], "episode": "deal", "num_players": 3},
+        "agents": ["random", "heuristic", "human"],
+    }
     state = play_out(client, new_game(client, spec, seed=2), random.Random(1))
     assert len(state["deals"]) == 2 and state["result"]["winners"]
     assert replay(*parse_record(client.get(state["record"]).text)) == state["result"]
@@ -237,31 +248,43 @@ def test_unknown_game_route_and_method(client):
     error_of(client.put("/api/games"), 405)
 
 
-@pytest.mark.parametrize("body, status, words", [
-    ({"env": "chess", "agents": ["human"]}, 400, "not a game here"),
-    ({"env": "craits_v0", "agents": ["human", "heuristic"], "args": {"num_players": 9}}, 400, "num_players"),
-    ({"env": "craits_v0", "agents": ["human"] * 4}, 400, "exactly one seat"),
-    ({"env": "craits_v0", "agents": ["human", "heuristic"]}, 400, "2 given for 4 seats"),
-    ({"env": "craits_v0", "agents": ["human", "nobody", "random", "random"]}, 400, "seat 1 ('nobody')"),
-    ({"env": "craits_v0", "agents": ["human", "checkpoints/pairs_draft", "random", "random"]}, 400, "pairs_draft_v0"),
-    ({"env": "craits_v0", "agents": ["human", 3, "random", "random"]}, 400, "agents"),
-    ({"env": "craits_v0", "agents": "human"}, 400, "agents"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "args": [1]}, 400, "args"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "args": {"colour": "red"}}, 400, "colour"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "args": {"render_mode": "human"}}, 400, "render_mode"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "seed": -1}, 400, "seed"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "seed": True}, 400, "seed"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "seed": 1.5}, 400, "seed"),
-    ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "colour": 1}, 400, "unknown field 'colour'"),
-    ({"agents": ["human"]}, 400, "missing field env"),
-])
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        ({"env": "chess", "agents": ["human"]}, 400, "not a game here"),
+        ({"env": "craits_v0", "agents": ["human", "heuristic"], "args": {"num_players": 9}}, 400, "num_players"),
+        ({"env": "craits_v0", "agents": ["human"] * 4}, 400, "exactly one seat"),
+        ({"env": "craits_v0", "agents": ["human", "heuristic"]}, 400, "2 given for 4 seats"),
+        ({"env": "craits_v0", "agents": ["human", "nobody", "random", "random"]}, 400, "seat 1 ('nobody')"),
+        (
+            {"env": "craits_v0", "agents": ["human", "checkpoints/pairs_draft", "random", "random"]},
+            400,
+            "pairs_draft_v0",
+        ),
+        ({"env": "craits_v0", "agents": ["human", 3, "random", "random"]}, 400, "agents"),
+        ({"env": "craits_v0", "agents": "human"}, 400, "agents"),
+        ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "args": [1]}, 400, "args"),
+        ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "args": {"colour": "red"}}, 400, "colour"),
+        (
+            {"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "args": {"render_mode": "human"}},
+            400,
+            "render_mode",
+        ),
+        ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "seed": -1}, 400, "seed"),
+        ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "seed": True}, 400, "seed"),
+        ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "seed": 1.5}, 400, "seed"),
+        ({"env": "craits_v0", "agents": ["human"] + ["random"] * 3, "colour": 1}, 400, "unknown field 'colour'"),
+        ({"agents": ["human"]}, 400, "missing field env"),
+    ],
+)
 def test_bad_new_game_requests(client, body, status, words):
     assert words in error_of(client.post("/api/games", json=body), status)
 
 
 def test_bad_bodies(client):
-    assert "malformed JSON" in error_of(client.post("/api/games", content=b"{nope",
-                                                    headers={"Content-Type": "application/json"}), 400)
+    assert "malformed JSON" in error_of(
+        client.post("/api/games", content=b"{nope", headers={"Content-Type": "application/json"}), 400
+    )
     assert "JSON object" in error_of(client.post("/api/games", json=[1, 2]), 400)
     assert "Content-Type" in error_of(client.post("/api/games", content=b"{}"), 415)
     big = {"env": "craits_v0", "agents": ["human"], "args": {"x": "y" * (web.MAX_BODY + 1)}}
@@ -353,12 +376,16 @@ def test_the_number_of_games_is_capped():
 
 
 # ------------------------------------------------------------ Host and Origin
-@pytest.mark.parametrize("host", ["evil.example:8000", "evil.example", "127.0.0.1:9999", "localhost.evil.example:8000",
-                                  "10.0.0.1:8000"])
+@pytest.mark.parametrize(
+    "host", ["evil.example:8000", "evil.example", "127.0.0.1:9999", "localhost.evil.example:8000", "10.0.0.1:8000"]
+)
 def test_other_hosts_are_refused(client, host):
     """A page whose domain rebinds to 127.0.0.1 sends its own name as Host: nothing answers it."""
-    for response in (client.get("/", headers={"Host": host}), client.get("/api/options", headers={"Host": host}),
-                     client.post("/api/games", json=PAIRS, headers={"Host": host})):
+    for response in (
+        client.get("/", headers={"Host": host}),
+        client.get("/api/options", headers={"Host": host}),
+        client.post("/api/games", json=PAIRS, headers={"Host": host}),
+    ):
         message = error_of(response, 421)
         assert "answers to Host" in message and "127.0.0.1:8000" in message and "localhost:8000" in message
     assert len(client.app.state.sessions) == 0
@@ -381,8 +408,17 @@ def test_the_host_it_was_started_for_and_the_address_reached_are_served():
         error_of(client.get("/api/options", headers={"Host": "192.168.1.6:8000"}), 421)
 
 
-@pytest.mark.parametrize("origin", ["http://evil.example", "http://evil.example:8000", "http://127.0.0.1:9999",
-                                    "https://127.0.0.1:8000", "null", "http://127.0.0.1:8000/x"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "http://evil.example:8000",
+        "http://127.0.0.1:9999",
+        "https://127.0.0.1:8000",
+        "null",
+        "http://127.0.0.1:8000/x",
+    ],
+)
 def test_changes_from_other_origins_are_refused(client, app, origin):
     state = new_game(client, PAIRS, seed=1)
     bad = {"Origin": origin}
@@ -400,8 +436,9 @@ def test_changes_from_the_app_s_own_page_are_taken(client, origin):
     response = client.post("/api/games", json={**PAIRS, "seed": 1}, headers={"Origin": origin})
     assert response.status_code == 201, response.text
     state = response.json()
-    moved = client.post(f"/api/games/{state['id']}/move", json={"action": state["legal"][0]["text"]},
-                        headers={"Origin": origin})
+    moved = client.post(
+        f"/api/games/{state['id']}/move", json={"action": state["legal"][0]["text"]}, headers={"Origin": origin}
+    )
     assert moved.status_code == 200, moved.text
     assert client.delete(f"/api/games/{state['id']}", headers={"Origin": origin}).status_code == 200
 
@@ -423,8 +460,17 @@ def test_a_spec_not_offered_does_not_tell_what_exists(client, tmp_path):
     (tmp_path / "broken" / "meta.json").write_text("{nope")
     (tmp_path / "broken" / "policy.npz").write_bytes(b"nope")
     shutil.copytree(ROOT / "checkpoints" / "pairs_draft", tmp_path / "pairs")
-    specs = [tmp_path / "missing", tmp_path / "file", tmp_path / "empty", tmp_path / "half", tmp_path / "broken",
-             tmp_path / "pairs", "/etc", "/root", "/proc/self"]
+    specs = [
+        tmp_path / "missing",
+        tmp_path / "file",
+        tmp_path / "empty",
+        tmp_path / "half",
+        tmp_path / "broken",
+        tmp_path / "pairs",
+        "/etc",
+        "/root",
+        "/proc/self",
+    ]
     specs = [str(p) for p in specs] + [f"onnx:{tmp_path / 'empty'}", f"onnx:{tmp_path / 'missing'}", "nobody"]
     messages = {_specs_error(client, spec) for spec in specs}
     assert messages == {f"agents: seat 1 (SPEC): {web.NOT_OFFERED}"}
@@ -455,10 +501,13 @@ def test_search_specs_get_the_move_time_limit():
         web.search_spec("ismcts:speed=9", 800)
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("ismcts:simulations=100000000", "simulations=100000000 is over this server's cap of 100000 a move"),
-    ("ismcts:max_time_ms=60000", "max_time_ms=60000 is over this server's limit of 700 ms a move"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("ismcts:simulations=100000000", "simulations=100000000 is over this server's cap of 100000 a move"),
+        ("ismcts:max_time_ms=60000", "max_time_ms=60000 is over this server's limit of 700 ms a move"),
+    ],
+)
 def test_a_search_over_the_budget_is_refused(spec, words):
     with TestClient(create_app(move_time_ms=700), base_url=BASE) as client:
         body = {"env": "pairs_draft_v0", "agents": ["human", spec, "random", "random"]}
@@ -477,8 +526,11 @@ def test_every_search_move_stops_at_the_move_time():
         state = new_game(client, spec)
         assert time.monotonic() - started < 60
         bots = app.state.sessions.get(state["id"]).agents
-        assert [(b.simulations, b.max_time_ms) for b in bots[:3]] == [(web.MAX_SIMULATIONS, 300), (1000, 300),
-                                                                      (None, 100)]
+        assert [(b.simulations, b.max_time_ms) for b in bots[:3]] == [
+            (web.MAX_SIMULATIONS, 300),
+            (1000, 300),
+            (None, 100),
+        ]
         assert state["agents"] == spec["agents"]  # the record keeps the specs as given
         assert state["your_turn"] and state["log_size"] > 1
 
@@ -610,8 +662,9 @@ def test_a_game_whose_bots_are_moving_is_not_dropped_for_room(gate, background):
     with TestClient(app, base_url=BASE) as client:
         state = new_game(client, FIRST)
         gate.hold.set()
-        moving = background.submit(client.post, f"/api/games/{state['id']}/move",
-                                   json={"action": state["legal"][0]["text"]})
+        moving = background.submit(
+            client.post, f"/api/games/{state['id']}/move", json={"action": state["legal"][0]["text"]}
+        )
         assert gate.asked.wait(LONG)
         error_of(client.post("/api/games", json=FIRST), 503)
         gate.hold.clear()
@@ -639,8 +692,13 @@ def server_process(tmp_path):
     processes = []
 
     def start(*args):
-        process = subprocess.Popen([sys.executable, "-m", "training.web", "--port", "0", "--bots", str(tmp_path),
-                                    *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "training.web", "--port", "0", "--bots", str(tmp_path), *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         processes.append(process)
         lines: queue.Queue = queue.Queue()
         threading.Thread(target=lambda: lines.put(process.stdout.readline()), daemon=True).start()

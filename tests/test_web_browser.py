@@ -8,6 +8,7 @@ browser download can't work here. Without one these tests skip with the reason, 
 where ``DECKGYM_REQUIRE_BROWSER=1`` (CI: ``.ci/run`` installs Chromium and sets it), where
 a missing or broken browser fails them.
 """
+
 from __future__ import annotations
 
 import os
@@ -16,12 +17,17 @@ import time
 
 import pytest
 
-from training.matches.records import parse_record, replay
 from training.frontends.web import ServerThread, create_app
+from training.matches.records import parse_record, replay
 
 # Running as root on a closed network: no sandbox, nothing fetched in the background.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 REQUIRED = os.environ.get("DECKGYM_REQUIRE_BROWSER") == "1"
 MAX_CLICKS = 400
 
@@ -48,7 +54,7 @@ def browser(tmp_path_factory):
     try:
         from playwright.sync_api import Error, sync_playwright
     except ImportError:
-        unavailable("playwright is not installed (pip install -e \".[test]\")")
+        unavailable('playwright is not installed (pip install -e ".[test]")')
     path = chromium_path()
     if path is None:
         unavailable("no Chromium found: apt-get install chromium (or set DECKGYM_CHROMIUM to a Chromium binary)")
@@ -56,8 +62,13 @@ def browser(tmp_path_factory):
     with sync_playwright() as playwright:
         try:
             context = playwright.chromium.launch_persistent_context(
-                str(profile), executable_path=path, headless=True, args=CHROMIUM_ARGS,
-                viewport={"width": 1400, "height": 950}, accept_downloads=True)
+                str(profile),
+                executable_path=path,
+                headless=True,
+                args=CHROMIUM_ARGS,
+                viewport={"width": 1400, "height": 950},
+                accept_downloads=True,
+            )
         except Error as exc:
             unavailable(f"Chromium at {path} did not start: {str(exc).splitlines()[0]}")
         context.set_default_timeout(20_000)
@@ -119,8 +130,10 @@ def play_by_clicking(page, check=None) -> int:
 
 def final_scores(page) -> dict[int, int]:
     rows = page.locator("#final-scores tr[data-seat]")
-    return {int(rows.nth(i).get_attribute("data-seat")): int(rows.nth(i).get_attribute("data-score"))
-            for i in range(rows.count())}
+    return {
+        int(rows.nth(i).get_attribute("data-seat")): int(rows.nth(i).get_attribute("data-score"))
+        for i in range(rows.count())
+    }
 
 
 def downloaded_record(page) -> str:
@@ -134,25 +147,33 @@ def check_against_engine(page, app, game_id):
     assert session.game.is_over
     scores = final_scores(page)
     assert [scores[s] for s in range(len(scores))] == session.game.scores()
-    winners = sorted(int(page.locator("#final-scores tr.winner").nth(i).get_attribute("data-seat"))
-                     for i in range(page.locator("#final-scores tr.winner").count()))
+    winners = sorted(
+        int(page.locator("#final-scores tr.winner").nth(i).get_attribute("data-seat"))
+        for i in range(page.locator("#final-scores tr.winner").count())
+    )
     assert winners == session.game.winners()
     record = downloaded_record(page)
-    assert replay(*parse_record(record)) == {"scores": session.game.scores(), "winners": session.game.winners(),
-                                     "truncated": False}
+    assert replay(*parse_record(record)) == {
+        "scores": session.game.scores(),
+        "winners": session.game.winners(),
+        "truncated": False,
+    }
     return session, record
 
 
 def test_craits_deal_by_clicking(page, server):
     url, app = server
     began = time.monotonic()
-    game_id = start_game(page, url, "craits_v0", 0, {1: "heuristic", 2: "checkpoints/craits", 3: "random"},
-                         seed=7, deals="3")
+    game_id = start_game(
+        page, url, "craits_v0", 0, {1: "heuristic", 2: "checkpoints/craits", 3: "random"}, seed=7, deals="3"
+    )
     session = app.state.sessions.get(game_id)
 
     def check():  # the person's hand as the engine has it; no other seat's card on the page
-        shown = [page.locator("#hand .card").nth(i).get_attribute("data-card")
-                 for i in range(page.locator("#hand .card").count())]
+        shown = [
+            page.locator("#hand .card").nth(i).get_attribute("data-card")
+            for i in range(page.locator("#hand .card").count())
+        ]
         assert shown == (session.game.hand(0) if session.game.phase != "blind_suit" else [])
         assert page.locator("#opponents .card").count() == 0
 
@@ -172,8 +193,9 @@ def test_pairs_draft_game_by_clicking_beside_another_tab(page, server, browser):
     other_state = app.state.sessions.get(other_id).state()
 
     page.bring_to_front()  # a background tab is throttled
-    game_id = start_game(page, url, "pairs_draft_v0", 2, {0: "heuristic", 1: "checkpoints/pairs_draft", 3: "random"},
-                         seed=9)
+    game_id = start_game(
+        page, url, "pairs_draft_v0", 2, {0: "heuristic", 1: "checkpoints/pairs_draft", 3: "random"}, seed=9
+    )
     assert game_id != other_id
     clicks = play_by_clicking(page)
     assert clicks == 11 + 1 + 10  # every pick, the discard, every round
@@ -193,6 +215,7 @@ def test_pairs_draft_game_by_clicking_beside_another_tab(page, server, browser):
 
 def test_a_game_without_a_web_page_of_its_own_is_shown_as_text(page, server):
     import plugin_game  # a third game (tests/plugin_game) whose folder has no web.js
+
     url, app = server
     game_id = start_game(page, url, plugin_game.SPEC.id, 1, {0: "heuristic"}, seed=4)
     session = app.state.sessions.get(game_id)
@@ -201,8 +224,10 @@ def test_a_game_without_a_web_page_of_its_own_is_shown_as_text(page, server):
         text = page.inner_text("#table-text")
         assert f"your hand: {' '.join(map(str, session.game.hand(1)))}" in text
         assert page.locator("#hand .card").count() == 0 and page.locator("#hand-title").is_hidden()
-        buttons = [page.locator("#moves button").nth(i).get_attribute("data-action")
-                   for i in range(page.locator("#moves button").count())]
+        buttons = [
+            page.locator("#moves button").nth(i).get_attribute("data-action")
+            for i in range(page.locator("#moves button").count())
+        ]
         assert buttons == [session.game.action_to_text(a) for a in session.game.legal_actions()]
 
     assert play_by_clicking(page, check) == 3

@@ -9,6 +9,7 @@ Playwright), playing seeded games by clicking as a person would:
 - pairs-draft-round.png        a Pairs Draft round under way
 - pairs-draft-score-sheet.png  the end of a Pairs Draft game: final scores, score sheet
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,14 @@ sys.path.insert(0, str(ROOT))
 from training.frontends.web import ServerThread, create_app  # noqa: E402
 
 OUT = Path(__file__).resolve().parent
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--hide-scrollbars"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+]
 
 
 def idle(page):
@@ -69,8 +76,13 @@ def main(argv=None):
     app = create_app()
     with ServerThread(app) as server, sync_playwright() as playwright, tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 860}, device_scale_factor=1)
+            profile,
+            executable_path=args.chromium,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 860},
+            device_scale_factor=1,
+        )
         page = context.new_page()
         craits_bot, pairs_bot = "checkpoints/craits", "checkpoints/pairs_draft"
 

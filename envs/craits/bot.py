@@ -4,14 +4,14 @@ It plays the way a club player would: shed the cards that cost most points, keep
 8s and 9s for when nothing else fits (or to go out), name the suit it holds most of, and
 hit the next opponent with a crank, a skip, a 7 or a 5 when that player is about to go out.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from ..bot import HeuristicBot
 from .env import DIRECTION, HAND, MAX_OTHERS, ONE_CARD, OTHERS, PARTNER, PHASE, PRESENT, SLOT_SIZE
-from .game import (BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NINE, SEVEN, SIX, SUIT_ACTION, TWO,
-                   UNANNOUNCED)
+from .game import BLIND_SUIT, CARD_POINTS, CRANK, EIGHT, FIVE, FOUR, NINE, SEVEN, SIX, SUIT_ACTION, TWO, UNANNOUNCED
 from .rules import Rules
 
 # A play's value (higher first, ties to the lower card) is one table entry plus the suit term,
@@ -26,9 +26,16 @@ from .rules import Rules
 _OUT_SOON_SEVEN_HITS, _OUT_SOON, _PARTNER_NEXT, _OPPONENT_NEXT = range(4)  # the next player
 _HITS = {TWO: 100, FOUR: 80, FIVE: 50}
 _NEXT_BONUS = (_HITS | {SEVEN: 60}, _HITS, {TWO: -40}, {TWO: 10})  # by next player, then rank
-_RANK_VALUES = tuple(tuple(tuple(CARD_POINTS[rank] - (80 if keep_wilds and rank in (EIGHT, NINE) else 0)
-                                 + bonus.get(rank, 0) for rank in range(13))
-                           for bonus in _NEXT_BONUS) for keep_wilds in (False, True))
+_RANK_VALUES = tuple(
+    tuple(
+        tuple(
+            CARD_POINTS[rank] - (80 if keep_wilds and rank in (EIGHT, NINE) else 0) + bonus.get(rank, 0)
+            for rank in range(13)
+        )
+        for bonus in _NEXT_BONUS
+    )
+    for keep_wilds in (False, True)
+)
 _SUIT_WEIGHT = tuple(7 if rank == SIX else 2 for rank in range(13))
 
 
@@ -86,16 +93,17 @@ class CraitsHeuristic(HeuristicBot):
         return self.choose(observation, legal)
 
     def choose(self, observation: np.ndarray, legal) -> int:
-        hand = observation[HAND:HAND + 52].nonzero()[0].tolist()
+        hand = observation[HAND : HAND + 52].nonzero()[0].tolist()
         item = observation.item  # plain floats: numpy scalars are slow to compare
         if legal[0] >= SUIT_ACTION:
             return suit_choice(legal, hand, item(PHASE + BLIND_SUIT) > 0)
         if item(PHASE + CRANK) > 0:
             return crank_choice(legal)
-        others = int(sum(observation[OTHERS + PRESENT:OTHERS + MAX_OTHERS * SLOT_SIZE:SLOT_SIZE].tolist()))
+        others = int(sum(observation[OTHERS + PRESENT : OTHERS + MAX_OTHERS * SLOT_SIZE : SLOT_SIZE].tolist()))
         base = OTHERS + (0 if item(DIRECTION) > 0 else others - 1) * SLOT_SIZE  # the next player's slot
-        next_player = next_player_kind(item(base + PARTNER) > 0, item(base + ONE_CARD) > 0,
-                                       self.rules.seven_target == "next" or others == 1)
+        next_player = next_player_kind(
+            item(base + PARTNER) > 0, item(base + ONE_CARD) > 0, self.rules.seven_target == "next" or others == 1
+        )
         suits = [0, 0, 0, 0]
         for card in hand:
             suits[card & 3] += 1

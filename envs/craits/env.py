@@ -108,6 +108,7 @@ A deal cut by the 10,000-action safety net ends the episode with ``truncations``
 ## Version history
 - v0: first release.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -150,8 +151,10 @@ def _floats(*values) -> bytes:
 _BYTE_BITS = tuple(_floats(*(b >> i & 1 for i in range(8))) for b in range(256))  # a byte's 8 bits, low first
 _TOP_ONE_HOT = tuple(_floats(*(c == card for c in range(52))) for card in range(52))
 # SUIT and PHASE together, by suit then phase (no phase flag once the game is over)
-_SUIT_PHASE = tuple(tuple(_floats(*(s == suit for s in range(4)), *(p == phase for p in range(OVER)))
-                          for phase in range(OVER + 1)) for suit in range(4))
+_SUIT_PHASE = tuple(
+    tuple(_floats(*(s == suit for s in range(4)), *(p == phase for p in range(OVER))) for phase in range(OVER + 1))
+    for suit in range(4)
+)
 # Per number of players n: the other seats in slot order from each seat, the packer of the
 # scalars from CRANK_COUNT on (n - 1 slots) and the zeros of the absent slots.
 _SLOT_SEATS = {n: tuple(tuple((seat + k) % n for k in range(1, n)) for seat in range(n)) for n in range(2, 6)}
@@ -162,12 +165,31 @@ _ABSENT_SLOTS = {n: bytes(4 * (MAX_OTHERS - n + 1) * SLOT_SIZE) for n in range(2
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "craits_v0"}
 
-    def __init__(self, preset: str = "craits", num_players: int = 4, episode: str = "game", reward: str = "deal",
-                 illegal_action: str = "penalty", render_mode: str | None = None, **options):
+    def __init__(
+        self,
+        preset: str = "craits",
+        num_players: int = 4,
+        episode: str = "game",
+        reward: str = "deal",
+        illegal_action: str = "penalty",
+        render_mode: str | None = None,
+        **options,
+    ):
         check_choice("episode", episode, EPISODES)
         check_choice("reward", reward, REWARDS)
-        check_arguments(self.metadata["name"], options, ["preset", "num_players", "episode", "reward",
-                        "illegal_action", "render_mode", *(f.name for f in dataclasses.fields(Rules))])
+        check_arguments(
+            self.metadata["name"],
+            options,
+            [
+                "preset",
+                "num_players",
+                "episode",
+                "reward",
+                "illegal_action",
+                "render_mode",
+                *(f.name for f in dataclasses.fields(Rules)),
+            ],
+        )
         self.rules = Rules.preset(preset, **options)
         self.rules.check_players(num_players)
         self.episode = episode
@@ -228,15 +250,31 @@ class raw_env(CardGameEnv):
         # Game scores / 100, clipped to ±10: pressure penalties double without bound, and one
         # huge input would swamp the others.
         score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in game.totals]
-        values = [game.crank / 10.0, game.direction == 1, len(game.stock) / 52.0, game.deal_index / len(deals),
-                  deals[game.deal_index] / 8.0,
-                  # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
-                  hands[seat].bit_count() / 10.0, score[seat], pressures[seat] / 10.0, lose_turn[seat]]
+        values = [
+            game.crank / 10.0,
+            game.direction == 1,
+            len(game.stock) / 52.0,
+            game.deal_index / len(deals),
+            deals[game.deal_index] / 8.0,
+            # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
+            hands[seat].bit_count() / 10.0,
+            score[seat],
+            pressures[seat] / 10.0,
+            lose_turn[seat],
+        ]
         for other in _SLOT_SEATS[n][seat]:
             size = hands[other].bit_count()
             # PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN
-            values += (1.0, size / 10.0, size == 1, announced[other], other == partner,
-                       score[other], pressures[other] / 10.0, lose_turn[other])
+            values += (
+                1.0,
+                size / 10.0,
+                size == 1,
+                announced[other],
+                other == partner,
+                score[other],
+                pressures[other] / 10.0,
+                lose_turn[other],
+            )
         parts.append(_SCALARS[n].pack(*values))
         parts.append(_ABSENT_SLOTS[n])
         data = b"".join(parts)

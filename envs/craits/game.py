@@ -13,12 +13,12 @@ action         meaning
 105 … 108      ``suit C`` / ``suit D`` / ``suit H`` / ``suit S``
 =============  =========================================================
 """
+
 from __future__ import annotations
 
 import random
 
-from ..cards import (RANK_BITS, SUIT_BITS, SUITS, bits_to_cards, card_to_text, cards_to_bits,
-                     parse_card, parse_suit)
+from ..cards import RANK_BITS, SUIT_BITS, SUITS, bits_to_cards, card_to_text, cards_to_bits, parse_card, parse_suit
 from ..engine import GameEngine, action_words, shown
 from ..present import presentation
 from .rules import Rules
@@ -110,9 +110,9 @@ class CraitsGame(GameEngine):
         self.rng = random.Random(self._seed_base * 64 + self.deal_index)
         deck = list(range(52))
         self.rng.shuffle(deck)
-        self.hand_bits = [cards_to_bits(deck[s * size:(s + 1) * size]) for s in range(n)]
+        self.hand_bits = [cards_to_bits(deck[s * size : (s + 1) * size]) for s in range(n)]
         upcard = deck[n * size]
-        self.stock = deck[n * size + 1:]
+        self.stock = deck[n * size + 1 :]
         self._reset_deal_state()
         self.current_player = self.dealer
         self.last_move = (self.dealer, upcard, 0, True)
@@ -142,8 +142,14 @@ class CraitsGame(GameEngine):
             self.totals[seat] += p
         self.last_deal_points = points
         truncated = reason == "cut"
-        self.finished_deal = {"deal_index": self.deal_index, "hands": list(self.hand_bits), "points": points,
-                              "reason": reason, "last_move": self.last_move, "events": self.events}
+        self.finished_deal = {
+            "deal_index": self.deal_index,
+            "hands": list(self.hand_bits),
+            "points": points,
+            "reason": reason,
+            "last_move": self.last_move,
+            "events": self.events,
+        }
         self.deal_over = True
         self.deal_truncated = truncated
         self._next_deal()
@@ -309,10 +315,20 @@ class CraitsGame(GameEngine):
         """Count the position just reached; True on its third occurrence (RULES.md 1.7).
         The discard pile counts as its cards and its top: their order only changes how a
         reshuffle may fall, not what may happen next."""
-        key = (tuple(self.hand_bits), tuple(self.stock), self.discard_bits, self.discard[-1], self.suit_id,
-               self.current_player, self.phase_id, self.suit_choices if self.phase_id in (NAME_SUIT, BLIND_SUIT) else 0,
-               self.crank, self.direction,
-               tuple(self.announced), tuple(self.lose_turn))
+        key = (
+            tuple(self.hand_bits),
+            tuple(self.stock),
+            self.discard_bits,
+            self.discard[-1],
+            self.suit_id,
+            self.current_player,
+            self.phase_id,
+            self.suit_choices if self.phase_id in (NAME_SUIT, BLIND_SUIT) else 0,
+            self.crank,
+            self.direction,
+            tuple(self.announced),
+            tuple(self.lose_turn),
+        )
         seen = self.positions.get(key, 0) + 1
         self.positions[key] = seen
         return seen >= 3
@@ -338,7 +354,9 @@ class CraitsGame(GameEngine):
             return SUIT_ACTION + parse_suit(words[1])
         if words and words[0] == "play" and (len(words) == 2 or words[2:] == ["unannounced"]):
             return parse_card(words[1]) + (UNANNOUNCED if len(words) == 3 else 0)
-        raise ValueError(f"unknown Craits action text {shown(text)}: use 'play 7H', 'play 7H unannounced', 'draw' or 'suit S'")
+        raise ValueError(
+            f"unknown Craits action text {shown(text)}: use 'play 7H', 'play 7H unannounced', 'draw' or 'suit S'"
+        )
 
     @property
     def top(self) -> str:
@@ -383,11 +401,20 @@ class CraitsGame(GameEngine):
         best = min(totals)
         return sorted(s for side, t in zip(self.sides(), totals) if t == best for s in side)
 
-    def copy(self) -> "CraitsGame":
+    def copy(self) -> CraitsGame:
         new = object.__new__(CraitsGame)
         new.__dict__.update(self.__dict__)
-        for name in ("hand_bits", "stock", "discard", "totals", "pressures", "announced",
-                     "lose_turn", "deal_pressure", "events"):
+        for name in (
+            "hand_bits",
+            "stock",
+            "discard",
+            "totals",
+            "pressures",
+            "announced",
+            "lose_turn",
+            "deal_pressure",
+            "events",
+        ):
             setattr(new, name, list(getattr(self, name)))
         if self.positions is not None:
             new.positions = dict(self.positions)
@@ -401,8 +428,22 @@ class CraitsGame(GameEngine):
 
     # ------------------------------------------------------------- positions
     @classmethod
-    def from_position(cls, rules: Rules, hands, top, stock, to_play=0, direction=1, suit=None, dealer=0,
-                      deal_index=0, scores=None, pressures=None, crank=None, seed=None) -> "CraitsGame":
+    def from_position(
+        cls,
+        rules: Rules,
+        hands,
+        top,
+        stock,
+        to_play=0,
+        direction=1,
+        suit=None,
+        dealer=0,
+        deal_index=0,
+        scores=None,
+        pressures=None,
+        crank=None,
+        seed=None,
+    ) -> CraitsGame:
         """A mid-deal position from card text, the start of a turn of ``to_play``.
 
         - ``hands``: one list of cards per seat (``[["7H", "2C"], ["9S"]]``); their number is

@@ -9,6 +9,7 @@ seat sees it (JSON and terminal lines), the moves in words, and the web form's r
 - ``Narrator(viewer)``: every move with what its power did (draw counts, not the cards
   drawn, except the viewer's own), the end of a deal with every hand (shown to all then).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,9 +20,11 @@ from .game import ACE, BLIND_SUIT, CRANK, DRAW, EXTRA_TURN, FOUR, NAME_SUIT, SIX
 from .rules import CHOICES, DEAL_SIZES, PRESETS
 
 SUIT_NAMES = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
-DEAL_END_REASONS = {"stalemate": "stalemate: nobody could draw or play",
-                    "repetition": "repetition: the same position for the third time",
-                    "cut": "cut after 10,000 actions"}
+DEAL_END_REASONS = {
+    "stalemate": "stalemate: nobody could draw or play",
+    "repetition": "repetition: the same position for the third time",
+    "cut": "cut after 10,000 actions",
+}
 
 
 # ---------------------------------------------------------------- the whole table
@@ -37,10 +40,12 @@ def render(game) -> str:
     n = game.num_players
     deals = game.rules.deals
     way = "left" if game.direction == 1 else "right"
-    lines += [f"Craits  deal {game.deal_index + 1}/{len(deals)} (hand size {deals[game.deal_index]}), "
-              f"dealer seat {game.dealer}, play goes {way}",
-              f"top {game.top}  suit {game.suit}  stock {len(game.stock)}  discard {len(game.discard)}"
-              + (f"  crank {game.crank}" if game.crank else "")]
+    lines += [
+        f"Craits  deal {game.deal_index + 1}/{len(deals)} (hand size {deals[game.deal_index]}), "
+        f"dealer seat {game.dealer}, play goes {way}",
+        f"top {game.top}  suit {game.suit}  stock {len(game.stock)}  discard {len(game.discard)}"
+        + (f"  crank {game.crank}" if game.crank else ""),
+    ]
     for seat in range(n):
         marks = []
         if game.announced[seat]:
@@ -50,9 +55,10 @@ def render(game) -> str:
         if game.rules.partnership:
             marks.append(f"side {seat % 2}")
         pointer = ">" if seat == game.current_player else " "
-        lines.append(f"{pointer} seat {seat}: {' '.join(game.hand(seat)) or '(out)':<40} "
-                     f"score {game.totals[seat]:>4}{_pressure_text(game, seat)}"
-                     + (f"  ({', '.join(marks)})" if marks else ""))
+        lines.append(
+            f"{pointer} seat {seat}: {' '.join(game.hand(seat)) or '(out)':<40} "
+            f"score {game.totals[seat]:>4}{_pressure_text(game, seat)}" + (f"  ({', '.join(marks)})" if marks else "")
+        )
     if game.rules.partnership:
         lines.append(_sides_text(game))
     if game.last_move is not None:
@@ -70,8 +76,9 @@ def _pressure_text(game, seat: int) -> str:
 
 
 def _sides_text(game) -> str:
-    return "sides: " + ", ".join(f"seats {'+'.join(map(str, side))} total {sum(game.totals[s] for s in side)}"
-                                 for side in game.sides())
+    return "sides: " + ", ".join(
+        f"seats {'+'.join(map(str, side))} total {sum(game.totals[s] for s in side)}" for side in game.sides()
+    )
 
 
 def _result_line(game) -> str:
@@ -85,16 +92,25 @@ def _result_line(game) -> str:
 def _finished_lines(game, deal: dict) -> list[str]:
     hands, points = deal["hands"], deal["points"]
     out = [s for s, h in enumerate(hands) if not h]
-    reason = (f"seat{'s' if len(out) > 1 else ''} {', '.join(map(str, out))} went out"
-              if deal["reason"] == "out" else DEAL_END_REASONS[deal["reason"]])
-    lines = [f"deal {deal['deal_index'] + 1}/{len(game.rules.deals)} is over: {reason}",
-             "last: " + describe_move(game, deal["last_move"], deal["events"], hands)]
+    reason = (
+        f"seat{'s' if len(out) > 1 else ''} {', '.join(map(str, out))} went out"
+        if deal["reason"] == "out"
+        else DEAL_END_REASONS[deal["reason"]]
+    )
+    lines = [
+        f"deal {deal['deal_index'] + 1}/{len(game.rules.deals)} is over: {reason}",
+        "last: " + describe_move(game, deal["last_move"], deal["events"], hands),
+    ]
     for seat, (bits, p) in enumerate(zip(hands, points)):
         cards = " ".join(card_to_text(c) for c in bits_to_cards(bits)) or "(out)"
         lines.append(f"  seat {seat}: {cards:<40} {p:>4} points")
     if game.rules.partnership:
-        lines.append("  sides: " + ", ".join(f"seats {'+'.join(map(str, side))} {sum(points[s] for s in side)} points"
-                                             for side in game.sides()))
+        lines.append(
+            "  sides: "
+            + ", ".join(
+                f"seats {'+'.join(map(str, side))} {sum(points[s] for s in side)} points" for side in game.sides()
+            )
+        )
     return lines
 
 
@@ -145,8 +161,11 @@ def describe_move(game, move, events, hands, name=lambda seat: f"seat {seat}") -
         else:
             who = f"seat {seats[0]} draws" if len(seats) == 1 else f"seats {', '.join(map(str, seats))} draw"
             effects.append(f"{who} {count}")
-    if action == DRAW and not upcard and not any(e[0] in ("draw", "pressure") and (e[0] == "pressure" or e[2])
-                                                  for e in events):
+    if (
+        action == DRAW
+        and not upcard
+        and not any(e[0] in ("draw", "pressure") and (e[0] == "pressure" or e[2]) for e in events)
+    ):
         effects.append("nothing to draw")
     return text + (": " + ", ".join(effects) if effects else "")
 
@@ -195,9 +214,17 @@ def seat_view(game, seat: int) -> dict:
         # The discard pile, bottom first: every card in it was seen played (since the stock was last formed).
         "discard": [card_to_text(c) for c in game.discard],
         "hand": None if blind else game.hand(seat),
-        "seats": [{"seat": s, "cards": game.hand_size(s), "announced": game.announced[s],
-                   "loses_turn": game.lose_turn[s], "score": game.totals[s], "pressure": game.pressures[s]}
-                  for s in range(game.num_players)],
+        "seats": [
+            {
+                "seat": s,
+                "cards": game.hand_size(s),
+                "announced": game.announced[s],
+                "loses_turn": game.lose_turn[s],
+                "score": game.totals[s],
+                "pressure": game.pressures[s],
+            }
+            for s in range(game.num_players)
+        ],
         "pressure_rule": rules.empty_stock == "pressure",
         "partnership": rules.partnership,
         "sides": game.sides(),
@@ -208,22 +235,28 @@ def seat_view(game, seat: int) -> dict:
 
 
 def view_lines(view: dict, who) -> list[str]:
-    lines = [f"Craits  deal {view['deal']}/{view['deals']} (hand size {view['hand_size']}), dealer seat "
-             f"{view['dealer']}, play goes {view['direction']}",
-             f"top {view['top']}  suit {view['suit']} ({SUIT_NAMES[view['suit']]})  stock {view['stock']}"
-             + (f"  crank {view['crank']}" if view["crank"] else "")]
+    lines = [
+        f"Craits  deal {view['deal']}/{view['deals']} (hand size {view['hand_size']}), dealer seat "
+        f"{view['dealer']}, play goes {view['direction']}",
+        f"top {view['top']}  suit {view['suit']} ({SUIT_NAMES[view['suit']]})  stock {view['stock']}"
+        + (f"  crank {view['crank']}" if view["crank"] else ""),
+    ]
     for info in view["seats"]:
         s = info["seat"]
         marks = [m for m, on in (("last card!", info["announced"]), ("loses next turn", info["loses_turn"])) if on]
         pressure = f"  pressure {info['pressure']}" if view["pressure_rule"] else ""
         pointer = ">" if s == view["to_act"] else " "
-        lines.append(f"{pointer} {who(s):<28} {info['cards']:>2} cards  score {info['score']:>4}{pressure}"
-                     + (f"  ({', '.join(marks)})" if marks else ""))
+        lines.append(
+            f"{pointer} {who(s):<28} {info['cards']:>2} cards  score {info['score']:>4}{pressure}"
+            + (f"  ({', '.join(marks)})" if marks else "")
+        )
     seen = view["discard"]
     lines.append(f"seen (discard pile, {len(seen)}): {' '.join(seen)}")
     hand = view["hand"]
-    lines.append("your hand: " + ("(hidden: you name the suit without seeing it)" if hand is None
-                                  else " ".join(hand) or "(empty)"))
+    lines.append(
+        "your hand: "
+        + ("(hidden: you name the suit without seeing it)" if hand is None else " ".join(hand) or "(empty)")
+    )
     return lines
 
 
@@ -273,8 +306,13 @@ class Narrator:
         return [self._deal_start(game)]
 
     def before(self, game, seat: int, action: int) -> dict:
-        return {"seat": seat, "action": int(action), "text": game.action_to_text(action),
-                "deal": game.deal_index, "hand": game.hand_bits[self.viewer]}
+        return {
+            "seat": seat,
+            "action": int(action),
+            "text": game.action_to_text(action),
+            "deal": game.deal_index,
+            "hand": game.hand_bits[self.viewer],
+        }
 
     def after(self, game, token: dict) -> list[dict]:
         seat = token["seat"]
@@ -297,8 +335,9 @@ class Narrator:
 
     def _deal_start(self, game) -> dict:
         deals = game.rules.deals
-        head = (f"deal {game.deal_index + 1}/{len(deals)} (hand size {deals[game.deal_index]}), dealer seat "
-                f"{game.dealer}")
+        head = (
+            f"deal {game.deal_index + 1}/{len(deals)} (hand size {deals[game.deal_index]}), dealer seat {game.dealer}"
+        )
         if game.last_move is None or not game.last_move[3]:  # told after its upcard was played on
             return {"kind": "info", "text": head}
         return {"kind": "info", "text": f"{head}: " + self._move(game, game.last_move, game.events, game.hand_bits)}
@@ -312,9 +351,17 @@ class Narrator:
         cards = [[card_to_text(c) for c in bits_to_cards(h)] for h in hands]
         text = f"deal {deal['deal_index'] + 1}/{len(game.rules.deals)} is over: {reason}; " + "; ".join(
             f"{seat_name(s, self.viewer)} {' '.join(c) or '(out)'}: {p} point{'' if abs(p) == 1 else 's'}"
-            for s, (c, p) in enumerate(zip(cards, points)))
-        return {"kind": "deal", "deal": deal["deal_index"] + 1, "reason": deal["reason"], "text": text,
-                "hands": cards, "points": list(points), "totals": game.scores()}
+            for s, (c, p) in enumerate(zip(cards, points))
+        )
+        return {
+            "kind": "deal",
+            "deal": deal["deal_index"] + 1,
+            "reason": deal["reason"],
+            "text": text,
+            "hands": cards,
+            "points": list(points),
+            "totals": game.scores(),
+        }
 
     def _move(self, game, move, events, hands) -> str:
         """One move in words with what its power did, seats named from the viewer's side."""
@@ -326,8 +373,11 @@ def rule_options() -> dict:
     rules: list[dict] = [{"name": "preset", "choices": list(PRESETS), "default": "craits"}]
     rules += [{"name": name, "choices": list(choices), "default": None} for name, choices in CHOICES.items()]
     rules.append({"name": "partnership", "choices": [False, True], "default": False})
-    return {"rules": rules, "presets": PRESETS,
-            "deals": {"presets": {k: list(v) for k, v in DEAL_SIZES.items()}, "default": "full"}}
+    return {
+        "rules": rules,
+        "presets": PRESETS,
+        "deals": {"presets": {k: list(v) for k, v in DEAL_SIZES.items()}, "default": "full"},
+    }
 
 
 if TYPE_CHECKING:  # mypy checks this module against the contract

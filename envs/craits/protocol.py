@@ -14,6 +14,7 @@ end (the points need them); the table's engine leaves the next deal to the clien
 ``deal`` event. Craits observations need no memory beyond the table: the seat's view
 (``view.view``) and an engine sampled from it (``view.determinize``) are all the env reads.
 """
+
 from __future__ import annotations
 
 from ..cards import FULL_DECK, RANK_BITS, SUIT_BITS, SUITS, bits_to_cards, card_to_text, parse_card
@@ -24,12 +25,13 @@ from .game import BLIND_SUIT, CRANK, CRANK_BITS, DRAW, NAME_SUIT, OVER, PHASE_NA
 
 def _card(text, what: str) -> int:
     if not isinstance(text, str):
-        raise ProtocolError(f"{what}: a card is text such as \"7H\", not {quoted(text)}")
+        raise ProtocolError(f'{what}: a card is text such as "7H", not {quoted(text)}')
     try:
         return parse_card(text)
     except ValueError:
-        raise ProtocolError(f"{what}: unknown card {quoted(text)} (rank A23456789TJQK or 10, then suit CDHS, "
-                            "e.g. \"7H\")") from None
+        raise ProtocolError(
+            f'{what}: unknown card {quoted(text)} (rank A23456789TJQK or 10, then suit CDHS, e.g. "7H")'
+        ) from None
 
 
 def _cards(value, what: str) -> list[int]:
@@ -58,6 +60,7 @@ class _CraitsEngine(CraitsGame):
 
 class Table(EventTable):
     """One seat's Craits table, rebuilt from protocol events (see the module docstring)."""
+
     GAME = "Craits"
     EVENTS = {"deal": "_deal", "move": "_move", "deal_end": "_deal_end", "check": "_check"}
 
@@ -90,16 +93,18 @@ class Table(EventTable):
         n, me = self.n, self.seat
         dealer = k % n
         if "dealer" in ev and ev["dealer"] != dealer:
-            raise ProtocolError(f"deal {k + 1} is dealt by seat {dealer} (the deal passes to the left), "
-                                f"not {quoted(ev['dealer'])}")
+            raise ProtocolError(
+                f"deal {k + 1} is dealt by seat {dealer} (the deal passes to the left), not {quoted(ev['dealer'])}"
+            )
         hand = _cards(ev["hand"], "hand")
         upcard = _card(ev["upcard"], "upcard")
         if upcard in hand:
             raise ProtocolError(f"the upcard {card_to_text(upcard)} is also in your hand")
         size = deals[k]
         if not size <= len(hand) <= size + 1:
-            raise ProtocolError(f"deal {k + 1} deals {size} card{'' if size == 1 else 's'} a hand, your hand lists "
-                                f"{len(hand)}")
+            raise ProtocolError(
+                f"deal {k + 1} deals {size} card{'' if size == 1 else 's'} a hand, your hand lists {len(hand)}"
+            )
         hand.sort()
         dealt, extra = hand[:size], hand[size:]  # which one was drawn (an upcard 5 or 7) doesn't matter
         rest = [c for c in range(52) if c not in hand and c != upcard] + extra  # extra on top of the stock
@@ -129,9 +134,11 @@ class Table(EventTable):
         g._play_card(dealer, upcard, upcard=True)
         got = (g.hand_bits[me] & ~dealt_bits).bit_count()
         if got != len(extra):
-            raise ProtocolError(f"the upcard {card_to_text(upcard)} makes you draw {got} card"
-                                f"{'' if got == 1 else 's'}: your hand must list the {size} dealt"
-                                f"{' and the one drawn' if got else ''}, not {len(hand)} cards")
+            raise ProtocolError(
+                f"the upcard {card_to_text(upcard)} makes you draw {got} card"
+                f"{'' if got == 1 else 's'}: your hand must list the {size} dealt"
+                f"{' and the one drawn' if got else ''}, not {len(hand)} cards"
+            )
         self._take_drawn(dealt_bits, [card_to_text(c) for c in extra], f"the upcard {card_to_text(upcard)}")
         self.expect = "move"
 
@@ -156,8 +163,9 @@ class Table(EventTable):
             self._make_possible(seat, action, text)
         before = g.hand_bits[me]
         g.apply(action)
-        self._take_drawn(before, ev.get("drew"), f"seat {seat}'s {quoted(text)}" if seat != me else
-                         f"your {quoted(text)}")
+        self._take_drawn(
+            before, ev.get("drew"), f"seat {seat}'s {quoted(text)}" if seat != me else f"your {quoted(text)}"
+        )
         if g.deal_over:  # scored on the placeholders: undone until the deal_end event shows the hands
             for s, points in enumerate(g.last_deal_points):
                 g.totals[s] -= points
@@ -174,8 +182,10 @@ class Table(EventTable):
             reason = ended
         elif self.expect == "move":
             if reason != "repetition":
-                raise ProtocolError(f"the deal is not over ({self._situation()}); a deal the server can't see "
-                                    "end (by repetition) needs \"reason\": \"repetition\"")
+                raise ProtocolError(
+                    f"the deal is not over ({self._situation()}); a deal the server can't see "
+                    'end (by repetition) needs "reason": "repetition"'
+                )
             if g.positions is None:
                 raise ProtocolError("the deal can't have ended by repetition: its stock was never reshuffled")
         else:
@@ -209,8 +219,9 @@ class Table(EventTable):
         g.stock = bits_to_cards(hidden & ~others)
         g._end_deal(reason)
         if "points" in ev and ev["points"] != g.last_deal_points:
-            raise ProtocolError(f"points: these hands score {quoted(g.last_deal_points)}, the event says "
-                                f"{quoted(ev['points'])}")
+            raise ProtocolError(
+                f"points: these hands score {quoted(g.last_deal_points)}, the event says {quoted(ev['points'])}"
+            )
         if g.deal_index + 1 < len(self.rules.deals):
             self.next_deal = g.deal_index + 1
             self.expect = "deal"
@@ -249,8 +260,9 @@ class Table(EventTable):
             if g.hand_bits[self.seat] >> card & 1:
                 raise ProtocolError(f"seat {actor} can't play {card_to_text(card)}: it is in your hand")
             if g.discard_bits >> card & 1:
-                raise ProtocolError(f"seat {actor} can't play {card_to_text(card)}: it was played already "
-                                    "(it is in the discard pile)")
+                raise ProtocolError(
+                    f"seat {actor} can't play {card_to_text(card)}: it was played already (it is in the discard pile)"
+                )
             if not hand:
                 raise ProtocolError(f"seat {actor} can't play {card_to_text(card)}: seat {actor} has no cards left")
             if not hand >> card & 1:
@@ -259,17 +271,26 @@ class Table(EventTable):
                 self._exchange(place, card, swap.bit_length() - 1)
                 g.hand_bits[actor] ^= swap | (1 << card)
         elif action == DRAW and g.phase_id not in (NAME_SUIT, BLIND_SUIT):
-            playable = CRANK_BITS if g.phase_id == CRANK else (
-                SUIT_BITS[g.suit_id] | RANK_BITS[g.discard[-1] >> 2] | WILD_BITS)
+            playable = (
+                CRANK_BITS
+                if g.phase_id == CRANK
+                else (SUIT_BITS[g.suit_id] | RANK_BITS[g.discard[-1] >> 2] | WILD_BITS)
+            )
             bad = bits_to_cards(hand & playable)
             if bad:
-                pool = [(("hand", s), c) for s, bits in enumerate(g.hand_bits) if s not in (self.seat, actor)
-                        for c in bits_to_cards(bits & ~playable)]
+                pool = [
+                    (("hand", s), c)
+                    for s, bits in enumerate(g.hand_bits)
+                    if s not in (self.seat, actor)
+                    for c in bits_to_cards(bits & ~playable)
+                ]
                 pool += [(("stock", i), c) for i, c in enumerate(g.stock) if not playable >> c & 1]
                 if len(pool) < len(bad):
-                    raise ProtocolError(f"seat {actor} can't have had nothing to play: it holds {hand.bit_count()} "
-                                        f"cards, and only {len(pool) + hand.bit_count() - len(bad)} of the cards you "
-                                        f"haven't seen can't be played now ({self._situation()})")
+                    raise ProtocolError(
+                        f"seat {actor} can't have had nothing to play: it holds {hand.bit_count()} "
+                        f"cards, and only {len(pool) + hand.bit_count() - len(bad)} of the cards you "
+                        f"haven't seen can't be played now ({self._situation()})"
+                    )
                 for card, (place, other) in zip(bad, pool):
                     self._exchange(place, other, card)
                     g.hand_bits[actor] ^= (1 << card) | (1 << other)
@@ -285,7 +306,7 @@ class Table(EventTable):
         count = got.bit_count()
         if len(listed) != count:
             made = f"makes you draw {count} card{'' if count == 1 else 's'}" if count else "makes you draw nothing"
-            raise ProtocolError(f"{what} {made}, but \"drew\" lists {len(listed)}")
+            raise ProtocolError(f'{what} {made}, but "drew" lists {len(listed)}')
         wanted = sum(1 << c for c in listed)
         spare = bits_to_cards(got & ~wanted)  # placeholders drawn in place of the listed cards
         for card in listed:
@@ -302,11 +323,11 @@ class Table(EventTable):
     # ---------------------------------------------------------------- words
     def not_now(self, what: str) -> str:
         if self.expect == "deal":
-            return f"{what} can't come now: the server waits for deal {self.next_deal + 1} (a \"deal\" event)"
+            return f'{what} can\'t come now: the server waits for deal {self.next_deal + 1} (a "deal" event)'
         if self.expect == "deal_end":
-            return f"{what} can't come now: the deal is over, send its \"deal_end\" event (every hand)"
+            return f'{what} can\'t come now: the deal is over, send its "deal_end" event (every hand)'
         if self.expect == "over":
-            return f"{what} can't come now: the game is over (send \"stop\")"
+            return f'{what} can\'t come now: the game is over (send "stop")'
         return f"{what} can't come now: the deal is under way ({self._situation()})"
 
     def _situation(self) -> str:
@@ -321,8 +342,11 @@ class Table(EventTable):
     def why_illegal(self, action: int) -> str:
         g = self.game
         legal = ", ".join(g.action_to_text(a) for a in g.legal_actions())
-        if action < DRAW and not g.hand_bits[self.seat] >> (action % UNANNOUNCED) & 1 \
-                and g.phase_id not in (NAME_SUIT, BLIND_SUIT):
+        if (
+            action < DRAW
+            and not g.hand_bits[self.seat] >> (action % UNANNOUNCED) & 1
+            and g.phase_id not in (NAME_SUIT, BLIND_SUIT)
+        ):
             return f"you don't hold {card_to_text(action % UNANNOUNCED)}; legal moves: {legal}"
         return f"{self._situation()}; legal moves: {legal}"
 
@@ -332,11 +356,22 @@ class Table(EventTable):
         g = self.game
         if g is None:
             return {"totals": [0] * self.n}
-        return {"to_act": self.to_act(), "deal": g.deal_index + 1, "dealer": g.dealer, "phase": PHASE_NAMES[g.phase_id],
-                "top": card_to_text(g.discard[-1]), "suit": SUITS[g.suit_id], "crank": g.crank,
-                "direction": g.direction, "stock": len(g.stock), "discard": len(g.discard),
-                "hand_sizes": [g.hand_size(s) for s in range(self.n)], "announced": list(g.announced),
-                "totals": list(g.totals), "pressures": list(g.pressures)}
+        return {
+            "to_act": self.to_act(),
+            "deal": g.deal_index + 1,
+            "dealer": g.dealer,
+            "phase": PHASE_NAMES[g.phase_id],
+            "top": card_to_text(g.discard[-1]),
+            "suit": SUITS[g.suit_id],
+            "crank": g.crank,
+            "direction": g.direction,
+            "stock": len(g.stock),
+            "discard": len(g.discard),
+            "hand_sizes": [g.hand_size(s) for s in range(self.n)],
+            "announced": list(g.announced),
+            "totals": list(g.totals),
+            "pressures": list(g.pressures),
+        }
 
     def world(self, rng):
         """(the seat's view, an engine sampled from it alone)."""
@@ -368,13 +403,23 @@ class Reporter:
             event["drew"] = [card_to_text(c) for c in bits_to_cards(drew)]
         events = [event]
         if finished:
-            events.append({"event": "deal_end", "reason": finished["reason"],
-                           "hands": [[card_to_text(c) for c in bits_to_cards(h)] for h in finished["hands"]],
-                           "points": list(finished["points"])})
+            events.append(
+                {
+                    "event": "deal_end",
+                    "reason": finished["reason"],
+                    "hands": [[card_to_text(c) for c in bits_to_cards(h)] for h in finished["hands"]],
+                    "points": list(finished["points"]),
+                }
+            )
             if not game.game_over:
                 events.append(self._deal(game))
         return events
 
     def _deal(self, game) -> dict:
-        return {"event": "deal", "deal": game.deal_index + 1, "dealer": game.dealer, "hand": game.hand(self.seat),
-                "upcard": card_to_text(game.discard[0])}
+        return {
+            "event": "deal",
+            "deal": game.deal_index + 1,
+            "dealer": game.dealer,
+            "hand": game.hand(self.seat),
+            "upcard": card_to_text(game.discard[0]),
+        }

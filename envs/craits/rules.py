@@ -3,6 +3,7 @@
 ``Rules()`` is the ``craits`` preset. ``Rules.preset(name, **overrides)`` starts from a
 preset and overrides options; any unknown option or value raises ``ValueError`` naming it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -56,13 +57,15 @@ class Rules:
         try:
             deals = tuple(deals)
         except TypeError:
-            raise ValueError(f"Craits option deals={self.deals!r}: use 'full', 'short' or a list of hand sizes") from None
+            raise ValueError(
+                f"Craits option deals={self.deals!r}: use 'full', 'short' or a list of hand sizes"
+            ) from None
         if not deals or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in deals):
             raise ValueError(f"Craits option deals={self.deals!r}: every hand size must be an integer >= 1")
         object.__setattr__(self, "deals", deals)
 
     @classmethod
-    def preset(cls, name: str = "craits", **overrides) -> "Rules":
+    def preset(cls, name: str = "craits", **overrides) -> Rules:
         check_choice("preset", name, tuple(PRESETS), "Craits ")
         known = {f.name for f in fields(cls)}
         for key in overrides:
@@ -80,4 +83,5 @@ class Rules:
             if num_players * size + 1 > 52:
                 raise ValueError(
                     f"Craits option deals: hand size {size} with {num_players} players needs "
-                    f"{num_players * size + 1} cards (more than 52)")
+                    f"{num_players * size + 1} cards (more than 52)"
+                )

@@ -20,6 +20,7 @@ in a crank play a 2 before an A; otherwise shed the card worth most points, keep
 9s while more than two cards are left and cards of a suit to follow, and hit a next player
 about to go out with a 2, 4, 5 or 7; name the suit held most; always announce.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class CraitsView:
     """What ``seat`` knows of a Craits game: public information and its own hand.
     ``own_hand`` is a bit set of cards, or None when the seat must not see it (the dealer
     naming a suit for an upcard 8 or 9)."""
+
     seat: int
     rules: Rules
     num_players: int
@@ -86,15 +88,31 @@ def view(game: CraitsGame, seat: int, memory=None) -> CraitsView:
         raise ValueError(f"seat {seat!r} is not a seat of this {game.num_players}-player game")
     blind = game.phase_id == BLIND_SUIT and game.current_player == seat
     return CraitsView(
-        seat=seat, rules=game.rules, num_players=game.num_players, deal_index=game.deal_index,
-        dealer=game.dealer, totals=tuple(game.totals), pressures=tuple(game.pressures),
-        current_player=game.current_player, phase_id=game.phase_id, direction=game.direction,
-        suit_id=game.suit_id, suit_choices=game.suit_choices, crank=game.crank,
-        announced=tuple(game.announced), lose_turn=tuple(game.lose_turn), deal_pressure=tuple(game.deal_pressure),
-        stalled_draws=game.stalled_draws, deal_actions=game.deal_actions, someone_out=game.someone_out,
-        reshuffled=game.positions is not None, discard=tuple(game.discard),
-        hand_sizes=tuple(game.hand_size(s) for s in range(game.num_players)), stock_size=len(game.stock),
-        own_hand=None if blind else game.hand_bits[seat])
+        seat=seat,
+        rules=game.rules,
+        num_players=game.num_players,
+        deal_index=game.deal_index,
+        dealer=game.dealer,
+        totals=tuple(game.totals),
+        pressures=tuple(game.pressures),
+        current_player=game.current_player,
+        phase_id=game.phase_id,
+        direction=game.direction,
+        suit_id=game.suit_id,
+        suit_choices=game.suit_choices,
+        crank=game.crank,
+        announced=tuple(game.announced),
+        lose_turn=tuple(game.lose_turn),
+        deal_pressure=tuple(game.deal_pressure),
+        stalled_draws=game.stalled_draws,
+        deal_actions=game.deal_actions,
+        someone_out=game.someone_out,
+        reshuffled=game.positions is not None,
+        discard=tuple(game.discard),
+        hand_sizes=tuple(game.hand_size(s) for s in range(game.num_players)),
+        stock_size=len(game.stock),
+        own_hand=None if blind else game.hand_bits[seat],
+    )
 
 
 def determinize(v: CraitsView, rng, policy=None) -> CraitsGame:
@@ -109,11 +127,11 @@ def determinize(v: CraitsView, rng, policy=None) -> CraitsGame:
             hands.append(v.own_hand)
             continue
         bits = 0
-        for card in unseen[at:at + size]:
+        for card in unseen[at : at + size]:
             bits |= 1 << card
         hands.append(bits)
         at += size
-    stock = unseen[at:at + v.stock_size]  # a position set up by hand (from_position) may leave cards out
+    stock = unseen[at : at + v.stock_size]  # a position set up by hand (from_position) may leave cards out
     if len(stock) != v.stock_size:
         raise AssertionError(f"inconsistent view: {len(stock)} cards left for a stock of {v.stock_size}")
     rules = v.rules
@@ -206,7 +224,8 @@ def heuristic_action(state: CraitsGame, rng=None) -> int:
     n = state.num_players
     nxt = (seat + state.direction) % n
     partner = state.rules.partnership and nxt == (seat + 2) % 4
-    next_player = next_player_kind(partner, state.hand_bits[nxt].bit_count() == 1,
-                                   state.rules.seven_target == "next" or n == 2)
+    next_player = next_player_kind(
+        partner, state.hand_bits[nxt].bit_count() == 1, state.rules.seven_target == "next" or n == 2
+    )
     suits = [(hand & SUIT_BITS[suit]).bit_count() for suit in range(4)]
     return play_choice(legal, hand.bit_count(), suits, next_player)

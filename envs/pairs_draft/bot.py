@@ -14,6 +14,7 @@ rollout rule (``envs.pairs_draft.view.heuristic_action``) runs the very same cod
 engine. A decision is a few dozen float operations on ten numbers: plain Python over
 lists, since numpy's per-call cost would dominate arrays this small.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,8 +24,21 @@ from typing import NamedTuple
 import numpy as np
 
 from ..bot import HeuristicBot
-from .env import COUNT_SCALE, FACE_DOWN, HAND, HAND_SIZE, INSTANT_WIN_BONUS, PAIRED, PHASE, SEAT_SIZE, SEATS, START, \
-    TRICK, TRICK_SLOT, UNSEEN
+from .env import (
+    COUNT_SCALE,
+    FACE_DOWN,
+    HAND,
+    HAND_SIZE,
+    INSTANT_WIN_BONUS,
+    PAIRED,
+    PHASE,
+    SEAT_SIZE,
+    SEATS,
+    START,
+    TRICK,
+    TRICK_SLOT,
+    UNSEEN,
+)
 from .game import _COPY_POINTS, _KIND_POINTS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS
 
 DRAFT_PHASE, DISCARD_PHASE = PHASE, PHASE + 1
@@ -46,12 +60,18 @@ _COPIES_WIN = len(_COPY_POINTS)  # this many copies of a number face up win at o
 
 # The legal actions of every 0/1 action mask (int8 or bool), by its bytes: a dict lookup
 # instead of np.flatnonzero (the lists are shared: read only).
-_LEGAL = {bytes(bits): list(compress(_ACTIONS, bits))
-          for bits in ([m >> a & 1 for a in _ACTIONS] for m in range(1, 1 << NUM_ACTIONS))}
+_LEGAL = {
+    bytes(bits): list(compress(_ACTIONS, bits))
+    for bits in ([m >> a & 1 for a in _ACTIONS] for m in range(1, 1 << NUM_ACTIONS))
+}
 # The count fields the play rule reads: own hand, unseen copies, own face-up and face-down
 # cards, every slot's hand size.
-_COUNT_FIELDS = np.r_[HAND:HAND + NUM_ACTIONS, UNSEEN:UNSEEN + NUM_ACTIONS, SEATS:SEATS + FACE_DOWN + 1,
-                      SEATS + HAND_SIZE:SEATS + NUM_PLAYERS * SEAT_SIZE:SEAT_SIZE]
+_COUNT_FIELDS = np.r_[
+    HAND : HAND + NUM_ACTIONS,
+    UNSEEN : UNSEEN + NUM_ACTIONS,
+    SEATS : SEATS + FACE_DOWN + 1,
+    SEATS + HAND_SIZE : SEATS + NUM_PLAYERS * SEAT_SIZE : SEAT_SIZE,
+]
 # The start player's slot and the trick fields, by their bytes -> ``_read_table``: games
 # show about a thousand distinct ones, so each is read once and looked up after.
 _TABLES = {}
@@ -81,6 +101,7 @@ def draft_choice(own, legal, discard: bool = False) -> int:
 
 class Round(NamedTuple):
     """This round's plays as the play rule reads them (``read_round``)."""
+
     values: tuple  # the plays' values in order: forced cards count 11
     top: int  # the highest unpaired value; 0 if none (every number beats it)
     bottom: int  # the lowest unpaired value; 99 if none (every number is under it)
@@ -107,8 +128,9 @@ def read_round(trick, paired: int) -> Round:
     return Round(tuple(values), top, bottom, bool(paired) or forced_on_table > 1, on_table & ~paired)
 
 
-def play_choice(legal, forced: bool, hand, unseen, face_up, face_down: int, can_keep: bool, later_sizes,
-                round_: Round) -> int:
+def play_choice(
+    legal, forced: bool, hand, unseen, face_up, face_down: int, can_keep: bool, later_sizes, round_: Round
+) -> int:
     """The play in the rounds, from what the seat sees: ``legal`` actions (all free, or all
     ``forced``), its ``hand``, the ``unseen`` copies (not negative), its ``face_up`` counts
     and ``face_down`` count, whether it keeps cards after this one (``can_keep``), the hand
@@ -144,11 +166,16 @@ def play_choice(legal, forced: bool, hand, unseen, face_up, face_down: int, can_
             if copies == 0:
                 after = _result_of(kinds + 1, copy_points, fives, face_down)
             elif copies + 1 >= _COPIES_WIN:
-                after = _result_of(kinds, copy_points - _COPY_POINTS[copies] if copies < _COPIES_WIN else copy_points,
-                                   fives + (copies < _COPIES_WIN), face_down)
+                after = _result_of(
+                    kinds,
+                    copy_points - _COPY_POINTS[copies] if copies < _COPIES_WIN else copy_points,
+                    fives + (copies < _COPIES_WIN),
+                    face_down,
+                )
             else:
-                after = _result_of(kinds, copy_points - _COPY_POINTS[copies] + _COPY_POINTS[copies + 1], fives,
-                                   face_down)
+                after = _result_of(
+                    kinds, copy_points - _COPY_POINTS[copies] + _COPY_POINTS[copies + 1], fives, face_down
+                )
             gain = face_up_gains[copies] = after - now + FACE_UP_BASE
         held = hand[a]  # SET_GROWTH per further copy in hand, up to 2
         if held >= 2:
@@ -170,7 +197,7 @@ def play_choice(legal, forced: bool, hand, unseen, face_up, face_down: int, can_
                     miss = 1 - u / pool
                     no_pair = 1
                     for k in later_sizes:
-                        no_pair *= miss ** k
+                        no_pair *= miss**k
                     p_pair = pair_chances[u] = 1.0 - no_pair
                 p_higher = (below[NUM_ACTIONS] - below[number]) / pool  # one later card beats it
             p_highest = (1 - p_higher) ** later if number > top else 0.0
@@ -218,9 +245,9 @@ class PairsDraftHeuristic(HeuristicBot):
         if type(legal) is not list:
             legal = np.asarray(legal).tolist()
         if observation[DRAFT_PHASE] > 0:
-            return draft_choice(observed_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal)
+            return draft_choice(observed_counts(observation[HAND : HAND + NUM_ACTIONS]).tolist(), legal)
         if observation[DISCARD_PHASE] > 0:
-            return draft_choice(observed_counts(observation[HAND:HAND + NUM_ACTIONS]).tolist(), legal, discard=True)
+            return draft_choice(observed_counts(observation[HAND : HAND + NUM_ACTIONS]).tolist(), legal, discard=True)
         return self._play(observation, legal)
 
     @staticmethod
@@ -230,7 +257,7 @@ class PairsDraftHeuristic(HeuristicBot):
         hand, unseen, face_up = counts[0:10], counts[10:20], counts[20:30]
         face_down, sizes = counts[30], counts[31:]  # sizes by slot
         unseen = [u if u > 0 else 0 for u in unseen]  # may be in the others' hands
-        key = observation[START:START + NUM_PLAYERS].tobytes() + observation[TRICK:PAIRED + NUM_ACTIONS].tobytes()
+        key = observation[START : START + NUM_PLAYERS].tobytes() + observation[TRICK : PAIRED + NUM_ACTIONS].tobytes()
         table = _TABLES.get(key)
         if table is None:
             table = _read_table(observation)
@@ -244,15 +271,15 @@ class PairsDraftHeuristic(HeuristicBot):
 
 def _read_table(observation) -> tuple[tuple, int, Round]:
     """(the slots still to play after this seat, paired numbers as bits, ``read_round``)."""
-    starts = observation[START:START + NUM_PLAYERS].tolist()
-    table = observation[TRICK:PAIRED + NUM_ACTIONS].tolist()  # the trick's slots, then the paired numbers
+    starts = observation[START : START + NUM_PLAYERS].tolist()
+    table = observation[TRICK : PAIRED + NUM_ACTIONS].tolist()  # the trick's slots, then the paired numbers
     trick = []
     for base in range(0, NUM_PLAYERS * TRICK_SLOT, TRICK_SLOT):
-        slot = table[base:base + NUM_ACTIONS]
+        slot = table[base : base + NUM_ACTIONS]
         if any(slot):
             trick.append((slot.index(max(slot)) + 1, table[base + NUM_ACTIONS] > 0))
     paired = 0
-    for a, v in enumerate(table[PAIRED - TRICK:]):
+    for a, v in enumerate(table[PAIRED - TRICK :]):
         if v > 0:
             paired |= 1 << a
     start = starts.index(max(starts))

@@ -95,6 +95,7 @@ or else the highest points; ties share) and −1 split among the rest.
 ## Version history
 - v0: first release.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -104,8 +105,22 @@ from ..engine import check_choice
 from .game import DECK_COUNTS, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame, Score, score_counts
 
 OBS_SIZE = 206
-(PHASE, PICK, ROUND, START, HAND, PACK, PASSED_PACKS, OTHERS_PICKS, DISCARD, TRICK, PAIRED, PLAYED, UNSEEN,
- SEATS) = (0, 4, 5, 6, 10, 20, 30, 60, 70, 80, 124, 134, 144, 154)
+(PHASE, PICK, ROUND, START, HAND, PACK, PASSED_PACKS, OTHERS_PICKS, DISCARD, TRICK, PAIRED, PLAYED, UNSEEN, SEATS) = (
+    0,
+    4,
+    5,
+    6,
+    10,
+    20,
+    30,
+    60,
+    70,
+    80,
+    124,
+    134,
+    144,
+    154,
+)
 TRICK_SLOT = 11  # number one-hot, forced flag
 SEAT_SIZE = 13  # face-up counts, face-down count, points, cards in hand
 FACE_DOWN, POINTS, HAND_SIZE = 10, 11, 12  # offsets in a seat slot
@@ -123,13 +138,12 @@ _SLOTS = (np.arange(NUM_PLAYERS)[:, None] * SEAT_SIZE + np.arange(_TABLE_SIZE)) 
 def _build_scale() -> np.ndarray:
     """Raw observation (counts, indices) -> scaled one, in one multiply."""
     scale = np.ones(OBS_SIZE, np.float32)
-    for start, size in ((HAND, 10), (PACK, 10), (PASSED_PACKS, 30), (OTHERS_PICKS, 10), (PLAYED, 10),
-                        (UNSEEN, 10)):
-        scale[start:start + size] = 1 / COUNT_SCALE
+    for start, size in ((HAND, 10), (PACK, 10), (PASSED_PACKS, 30), (OTHERS_PICKS, 10), (PLAYED, 10), (UNSEEN, 10)):
+        scale[start : start + size] = 1 / COUNT_SCALE
     scale[PICK] = 1 / DRAFT_PICKS
     scale[ROUND] = 1 / NUM_ROUNDS
     seats = scale[SEATS:].reshape(NUM_PLAYERS, SEAT_SIZE)
-    seats[:, :FACE_DOWN + 1] = 1 / COUNT_SCALE
+    seats[:, : FACE_DOWN + 1] = 1 / COUNT_SCALE
     seats[:, POINTS] = 1 / POINTS_SCALE
     seats[:, HAND_SIZE] = 1 / COUNT_SCALE
     return scale
@@ -155,9 +169,9 @@ def _template(phase: str, start: int, round_index: int, pick: int) -> np.ndarray
             rows[seat, START + (start - seat) % NUM_PLAYERS] = 1.0
         rows[:, PICK] = pick
         rows[:, ROUND] = round_index
-        rows[:, UNSEEN:UNSEEN + NUM_ACTIONS] = DECK_COUNTS
+        rows[:, UNSEEN : UNSEEN + NUM_ACTIONS] = DECK_COUNTS
         if phase in ("draft", "discard"):
-            rows[:, SEATS + HAND_SIZE::SEAT_SIZE] = pick
+            rows[:, SEATS + HAND_SIZE :: SEAT_SIZE] = pick
         rows.flags.writeable = False
         _TEMPLATES[key] = rows
     return rows
@@ -177,8 +191,9 @@ def result(score: Score) -> int:
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "pairs_draft_v0"}
 
-    def __init__(self, reward: str = "points", illegal_action: str = "penalty", render_mode: str | None = None,
-                 **unknown):
+    def __init__(
+        self, reward: str = "points", illegal_action: str = "penalty", render_mode: str | None = None, **unknown
+    ):
         check_arguments(self.metadata["name"], unknown, ["reward", "illegal_action", "render_mode"])
         check_choice("reward", reward, REWARDS)
         self.reward = reward
@@ -227,7 +242,9 @@ class raw_env(CardGameEnv):
             return None
         if self.reward == "win":
             return zero_sum_win_rewards(game.winners(), NUM_PLAYERS)
-        return [gain / REWARD_SCALE for gain in versus_others([result(game.score(seat)) for seat in range(NUM_PLAYERS)])]
+        return [
+            gain / REWARD_SCALE for gain in versus_others([result(game.score(seat)) for seat in range(NUM_PLAYERS)])
+        ]
 
     def _rows(self, key) -> np.ndarray:
         """Every seat's raw observation row (unscaled), built together as the game stands:
@@ -247,12 +264,12 @@ class raw_env(CardGameEnv):
         sizes = [sum(hand) for hand in hands]
         trick = game.current_trick()
         rows = _template(phase, game.start_player, round_index, pick).copy()
-        rows[:, OTHERS_PICKS:OTHERS_PICKS + NUM_ACTIONS] = self._others_picks
-        unseen = rows[:, UNSEEN:UNSEEN + NUM_ACTIONS]  # a view: the copies, less what each seat knows of
+        rows[:, OTHERS_PICKS : OTHERS_PICKS + NUM_ACTIONS] = self._others_picks
+        unseen = rows[:, UNSEEN : UNSEEN + NUM_ACTIONS]  # a view: the copies, less what each seat knows of
         if phase == "draft":
             cards = count_rows(hands + [game.pack_counts(s) for s in seats])
-            rows[:, PACK:PACK + NUM_ACTIONS] = cards[NUM_PLAYERS:]
-            rows[:, PASSED_PACKS:PASSED_PACKS + 30] = self._passed_flat
+            rows[:, PACK : PACK + NUM_ACTIONS] = cards[NUM_PLAYERS:]
+            rows[:, PASSED_PACKS : PASSED_PACKS + 30] = self._passed_flat
             cards = cards[:NUM_PLAYERS]
         elif phase == "discard":
             cards = count_rows(hands)
@@ -267,8 +284,8 @@ class raw_env(CardGameEnv):
                 table += (down, score_counts(face_ups[s], down).points, sizes[s])
             values = np.array(table + played + [c - p for c, p in zip(DECK_COUNTS, played)])  # points may be negative
             rows[:, SEATS:] = values[_SLOTS]
-            rows[:, PLAYED:PLAYED + NUM_ACTIONS] = values[_TABLE_SIZE:_TABLE_SIZE + NUM_ACTIONS]
-            unseen[:] = values[_TABLE_SIZE + NUM_ACTIONS:]  # the copies not played
+            rows[:, PLAYED : PLAYED + NUM_ACTIONS] = values[_TABLE_SIZE : _TABLE_SIZE + NUM_ACTIONS]
+            unseen[:] = values[_TABLE_SIZE + NUM_ACTIONS :]  # the copies not played
             cards = count_rows(hands)
             for i, (_, number, forced) in enumerate(trick):
                 base = TRICK + i * TRICK_SLOT
@@ -278,7 +295,7 @@ class raw_env(CardGameEnv):
             if len(trick) > 1:  # a pair needs two cards
                 for number in game.paired_numbers():
                     rows[:, PAIRED + number - 1] = 1.0
-        rows[:, HAND:HAND + NUM_ACTIONS] = cards
+        rows[:, HAND : HAND + NUM_ACTIONS] = cards
         unseen -= cards
         if phase != "draft":
             for s in seats:

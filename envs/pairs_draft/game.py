@@ -16,6 +16,7 @@ Decisions beyond the source rules (RULES.md): two forced cards form a pair of 11
 the last round the start player still moves; ``from_position`` skips the draft, so
 nothing is set aside and nothing discarded there.
 """
+
 from __future__ import annotations
 
 import random
@@ -46,12 +47,14 @@ _COPY_POINTS = (0, 0, 2, 6, 20)
 
 class Score(NamedTuple):
     """Points from the tables of 2.5; ``instant_win`` (10 kinds or 5+ copies) beats any points."""
+
     points: int
     instant_win: bool
 
 
 class Play(NamedTuple):
     """A card played this round; ``forced`` cards count 11 for taking cards."""
+
     seat: int
     number: int
     forced: bool
@@ -59,6 +62,7 @@ class Play(NamedTuple):
 
 class Taken(NamedTuple):
     """A card of a completed round and where it went (``taker``'s face-up or face-down cards)."""
+
     seat: int
     number: int
     forced: bool
@@ -115,8 +119,9 @@ def take_round(plays: list[Play]) -> list[tuple[int, bool]]:
     # C (no pair): the lowest keeps its card, the highest takes the rest face down.
     # B (one pair): the paired cards stay, the higher of the two others takes both.
     low = min(unpaired) if len(unpaired) == len(plays) else None
-    return [(high, False) if value in unpaired and value != low else (play.seat, True)
-            for play, value in zip(plays, values)]
+    return [
+        (high, False) if value in unpaired and value != low else (play.seat, True) for play, value in zip(plays, values)
+    ]
 
 
 class PairsDraftGame(GameEngine):
@@ -129,12 +134,18 @@ class PairsDraftGame(GameEngine):
         start_player = rng.randrange(NUM_PLAYERS)
         deck = list(DECK)
         rng.shuffle(deck)
-        packs = [number_counts(deck[seat * DRAFT_PICKS:(seat + 1) * DRAFT_PICKS]) for seat in range(NUM_PLAYERS)]
-        self._setup("draft", start_player, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], packs,
-                    number_counts(deck[NUM_PLAYERS * DRAFT_PICKS:]), NUM_ROUNDS)
+        packs = [number_counts(deck[seat * DRAFT_PICKS : (seat + 1) * DRAFT_PICKS]) for seat in range(NUM_PLAYERS)]
+        self._setup(
+            "draft",
+            start_player,
+            [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)],
+            packs,
+            number_counts(deck[NUM_PLAYERS * DRAFT_PICKS :]),
+            NUM_ROUNDS,
+        )
 
     @classmethod
-    def from_position(cls, hands, start_player: int = 0) -> "PairsDraftGame":
+    def from_position(cls, hands, start_player: int = 0) -> PairsDraftGame:
         """The start of the rounds with these hands (lists of numbers 1-10), for tests and search."""
         if len(hands) != NUM_PLAYERS:
             raise ValueError(f"need {NUM_PLAYERS} hands, got {len(hands)}")
@@ -155,8 +166,9 @@ class PairsDraftGame(GameEngine):
         if not is_int(start_player) or start_player not in range(NUM_PLAYERS):
             raise ValueError(f"start player must be a seat 0-{NUM_PLAYERS - 1}, got {start_player!r}")
         game = cls.__new__(cls)
-        game._setup("play", start_player, counts, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)],
-                    [0] * NUM_ACTIONS, sizes[0])
+        game._setup(
+            "play", start_player, counts, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], [0] * NUM_ACTIONS, sizes[0]
+        )
         return game
 
     def _setup(self, phase, start_player, hands, packs, set_aside, rounds):
@@ -278,7 +290,7 @@ class PairsDraftGame(GameEngine):
     def face_down_counts(self, seat: int) -> list[int]:
         return self._face_down[seat]
 
-    def copy(self) -> "PairsDraftGame":
+    def copy(self) -> PairsDraftGame:
         """An independent copy; lists never mutated in place (set-aside, previous trick) are shared."""
         new = self.__class__.__new__(self.__class__)
         new.__dict__.update(self.__dict__)

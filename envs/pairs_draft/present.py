@@ -10,6 +10,7 @@ one seat sees it (JSON and terminal lines), the moves in words, and the web form
 - ``Narrator(viewer)``: another seat's pick or discard without its number, each completed
   round with who took what.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -41,32 +42,43 @@ def render(game) -> str:
     header = f"Pairs Draft: {stage}, start player {game.start_player}"
     lines = [header if game.current_player is None else f"{header}, to act: {game.current_player}"]
     if phase == "draft":
-        lines.append(f"draft, pick {game.pick_index + 1} of {DRAFT_PICKS}: each seat keeps one number from the "
-                     "pack it holds; when all four have picked, the packs pass left")
+        lines.append(
+            f"draft, pick {game.pick_index + 1} of {DRAFT_PICKS}: each seat keeps one number from the "
+            "pack it holds; when all four have picked, the packs pass left"
+        )
     elif phase == "discard":
-        lines.append(f"discard: each seat puts one of its {DRAFT_PICKS} cards out of the game face down; "
-                     f"the other {DRAFT_PICKS - 1} are its hand for the rounds")
+        lines.append(
+            f"discard: each seat puts one of its {DRAFT_PICKS} cards out of the game face down; "
+            f"the other {DRAFT_PICKS - 1} are its hand for the rounds"
+        )
     for seat in range(NUM_PLAYERS):
         parts = [f"seat {seat}:"]
         if phase == "draft":
             dealt_to = (seat - game.pick_index) % NUM_PLAYERS
-            parts.append(f"pack [{_joined(game.pack(seat))}] (dealt to seat {dealt_to}),"
-                         f" picked [{_joined(game.hand(seat))}]")
+            parts.append(
+                f"pack [{_joined(game.pack(seat))}] (dealt to seat {dealt_to}), picked [{_joined(game.hand(seat))}]"
+            )
         else:
             parts.append(f"hand [{_joined(game.hand(seat))}]")
         if phase in ("play", "over"):
             result = game.score(seat)
-            parts.append(f"face up [{_joined(game.face_up(seat))}]"
-                         f" face down [{_joined(game.face_down(seat))}]"
-                         f" score {result.points}" + (" (instant win)" if result.instant_win else ""))
+            parts.append(
+                f"face up [{_joined(game.face_up(seat))}]"
+                f" face down [{_joined(game.face_down(seat))}]"
+                f" score {result.points}" + (" (instant win)" if result.instant_win else "")
+            )
         if game.discarded(seat) is not None:
             parts.append(f"discarded {game.discarded(seat)}")
         lines.append(" ".join(parts))
     lines += _last_round_lines(game)
     trick = game.current_trick()
     if trick:
-        lines.append(f"this round (led by seat {trick[0].seat}): " + ", ".join(
-            f"seat {p.seat} played {p.number}" + (" (forced: counts 11)" if p.forced else "") for p in trick))
+        lines.append(
+            f"this round (led by seat {trick[0].seat}): "
+            + ", ".join(
+                f"seat {p.seat} played {p.number}" + (" (forced: counts 11)" if p.forced else "") for p in trick
+            )
+        )
     lines.append(_winners_line(game) if phase == "over" else _table_prompt(game))
     return "\n".join(lines)
 
@@ -107,8 +119,10 @@ def _last_round_lines(game) -> list[str]:
             if t.face_up and t.taker == seat:
                 before[t.number - 1] -= 1
         if score_counts(now, 0).instant_win and not score_counts(before, 0).instant_win:
-            lines.append(f"  instant win: seat {seat} now has {_instant_reason(now)}; it wins when the game ends"
-                         " (shared with any other instant winner)")
+            lines.append(
+                f"  instant win: seat {seat} now has {_instant_reason(now)}; it wins when the game ends"
+                " (shared with any other instant winner)"
+            )
     if game.phase == "over":
         lines.append("  that was the last round: the game is over")
     else:
@@ -128,8 +142,10 @@ def _table_prompt(game) -> str:
         return f"seat {seat} discards one card face down: {numbers}"
     paired = game.paired_numbers()
     if all(a + 1 in paired for a in legal):
-        return (f"seat {seat} holds only numbers already paired this round, so it must play one;"
-                f" it counts 11 for taking cards: {numbers}")
+        return (
+            f"seat {seat} holds only numbers already paired this round, so it must play one;"
+            f" it counts 11 for taking cards: {numbers}"
+        )
     text = f"seat {seat} plays a number from its hand: {numbers}"
     if paired:
         text += f" ({', '.join(map(str, paired))} paired this round: not playable)"
@@ -197,11 +213,21 @@ def seat_view(game, seat: int) -> dict:
         "discarded": game.discarded(seat),
         "trick": [{"seat": p.seat, "number": p.number, "forced": p.forced} for p in trick],
         "paired": game.paired_numbers(),
-        "previous": [{"seat": t.seat, "number": t.number, "forced": t.forced, "taker": t.taker, "face_up": t.face_up}
-                     for t in game.previous_trick()],
-        "seats": [{"seat": s, "cards": cards(s), "face_up": game.face_up(s), "face_down": game.face_down(s),
-                   "score": game.score(s).points, "instant_win": game.score(s).instant_win}
-                  for s in range(players)],
+        "previous": [
+            {"seat": t.seat, "number": t.number, "forced": t.forced, "taker": t.taker, "face_up": t.face_up}
+            for t in game.previous_trick()
+        ],
+        "seats": [
+            {
+                "seat": s,
+                "cards": cards(s),
+                "face_up": game.face_up(s),
+                "face_down": game.face_down(s),
+                "score": game.score(s).points,
+                "instant_win": game.score(s).instant_win,
+            }
+            for s in range(players)
+        ],
         "played": played,
         "unseen": unseen,
         "scores": game.scores(),
@@ -212,34 +238,53 @@ def seat_view(game, seat: int) -> dict:
 
 def view_lines(view: dict, who) -> list[str]:
     phase = view["phase"]
-    stage = {"draft": f"draft, pick {view['pick']}/{view['picks']}", "discard": "discard",
-             "play": f"round {view['round']}/{view['rounds']}", "over": "game over"}[phase]
+    stage = {
+        "draft": f"draft, pick {view['pick']}/{view['picks']}",
+        "discard": "discard",
+        "play": f"round {view['round']}/{view['rounds']}",
+        "over": "game over",
+    }[phase]
     lines = [f"Pairs Draft  {stage}, start player seat {view['start_player']}"]
     for info in view["seats"]:
         s = info["seat"]
         pointer = ">" if s == view["to_act"] else " "
         up = " ".join(map(str, info["face_up"])) or "-"
-        lines.append(f"{pointer} {who(s):<28} {info['cards']:>2} cards  face up [{up}]  face down "
-                     f"{len(info['face_down'])}  score {info['score']}"
-                     + ("  INSTANT WIN" if info["instant_win"] else ""))
+        lines.append(
+            f"{pointer} {who(s):<28} {info['cards']:>2} cards  face up [{up}]  face down "
+            f"{len(info['face_down'])}  score {info['score']}" + ("  INSTANT WIN" if info["instant_win"] else "")
+        )
     if view["previous"]:
-        lines.append("last round: " + ", ".join(
-            f"seat {t['seat']} {t['number']}{'*' if t['forced'] else ''}"
-            + (" kept" if t["face_up"] and t["taker"] == t["seat"] else f" to seat {t['taker']} face down")
-            for t in view["previous"]))
+        lines.append(
+            "last round: "
+            + ", ".join(
+                f"seat {t['seat']} {t['number']}{'*' if t['forced'] else ''}"
+                + (" kept" if t["face_up"] and t["taker"] == t["seat"] else f" to seat {t['taker']} face down")
+                for t in view["previous"]
+            )
+        )
     if view["trick"]:
-        lines.append("this round: " + ", ".join(f"seat {p['seat']} played {p['number']}"
-                                                + (" (forced: 11)" if p["forced"] else "") for p in view["trick"]))
+        lines.append(
+            "this round: "
+            + ", ".join(
+                f"seat {p['seat']} played {p['number']}" + (" (forced: 11)" if p["forced"] else "")
+                for p in view["trick"]
+            )
+        )
     if view["paired"]:
         lines.append("paired this round: " + " ".join(map(str, view["paired"])))
-    lines.append("not accounted for (number x copies; deck less your cards and all played): " + "  ".join(
-        f"{n + 1}x{c}" for n, c in enumerate(view["unseen"]) if c))
+    lines.append(
+        "not accounted for (number x copies; deck less your cards and all played): "
+        + "  ".join(f"{n + 1}x{c}" for n, c in enumerate(view["unseen"]) if c)
+    )
     if phase == "draft":
         lines.append("your pack: " + " ".join(map(str, view["pack"])))
         lines.append("your picks: " + (" ".join(map(str, view["hand"])) or "(none yet)"))
     else:
-        lines.append("your hand: " + (" ".join(map(str, view["hand"])) or "(empty)")
-                     + (f"  (discarded {view['discarded']})" if view["discarded"] is not None else ""))
+        lines.append(
+            "your hand: "
+            + (" ".join(map(str, view["hand"])) or "(empty)")
+            + (f"  (discarded {view['discarded']})" if view["discarded"] is not None else "")
+        )
     return lines
 
 
@@ -257,15 +302,19 @@ def prompt(game, seat: int) -> str:
     legal = game.legal_actions()
     if game.phase == "draft":
         last = game.pick_index == DRAFT_PICKS - 1
-        return ("Take the last card of your pack." if last else
-                f"Pick {game.pick_index + 1} of {DRAFT_PICKS}: keep a number from your pack; the rest passes left.")
+        return (
+            "Take the last card of your pack."
+            if last
+            else f"Pick {game.pick_index + 1} of {DRAFT_PICKS}: keep a number from your pack; the rest passes left."
+        )
     if game.phase == "discard":
         return f"Discard one of your {DRAFT_PICKS} cards face down; the other {DRAFT_PICKS - 1} are your hand."
     paired = game.paired_numbers()
     if all(a + 1 in paired for a in legal):
         return "You hold only numbers already paired this round: play one; it counts 11."
-    return "Play a number from your hand" + (f" ({', '.join(map(str, paired))} paired: not playable)."
-                                             if paired else ".")
+    return "Play a number from your hand" + (
+        f" ({', '.join(map(str, paired))} paired: not playable)." if paired else "."
+    )
 
 
 # ------------------------------------------------------------------------ narration
@@ -278,13 +327,24 @@ class Narrator:
         self.viewer = viewer
 
     def start(self, game) -> list[dict]:
-        return [{"kind": "info", "text": f"the draft begins: seat {game.start_player} deals; "
-                                        f"each seat keeps one number from its pack, then the packs pass left"}]
+        return [
+            {
+                "kind": "info",
+                "text": f"the draft begins: seat {game.start_player} deals; "
+                f"each seat keeps one number from its pack, then the packs pass left",
+            }
+        ]
 
     def before(self, game, seat: int, action: int) -> dict:
-        return {"seat": seat, "action": int(action), "text": game.action_to_text(action), "phase": game.phase,
-                "pick": game.pick_index, "round": game.round_index,
-                "forced": game.phase == "play" and action + 1 in game.paired_numbers()}
+        return {
+            "seat": seat,
+            "action": int(action),
+            "text": game.action_to_text(action),
+            "phase": game.phase,
+            "pick": game.pick_index,
+            "round": game.round_index,
+            "forced": game.phase == "play" and action + 1 in game.paired_numbers(),
+        }
 
     def after(self, game, token: dict) -> list[dict]:
         seat, phase, mine = token["seat"], token["phase"], token["seat"] == self.viewer
@@ -297,8 +357,9 @@ class Narrator:
         else:
             text = f"{name} plays {number}" + (" (forced: counts 11)" if token["forced"] else "")
         # A pick or a discard is shown to the others only as done: no action text for them.
-        entries = [{"kind": "move", "seat": seat, "action": token["text"] if mine or phase == "play" else None,
-                    "text": text}]
+        entries = [
+            {"kind": "move", "seat": seat, "action": token["text"] if mine or phase == "play" else None, "text": text}
+        ]
         if phase == "draft" and game.pick_index > token["pick"]:
             if game.phase == "discard":
                 entries.append({"kind": "info", "text": "the draft is over: each seat discards one card face down"})
@@ -314,8 +375,16 @@ class Narrator:
         record = game.previous_trick()
         values = [FORCED_VALUE if t.forced else t.number for t in record]
         pairs = sorted({v for v in values if values.count(v) > 1})
-        kind = (("two pairs" if len(pairs) == 2 else "one pair") + " (" + ", ".join(
-            "forced 11s" if v == FORCED_VALUE else f"{v}s" for v in pairs) + ")") if pairs else "no pair"
+        kind = (
+            (
+                ("two pairs" if len(pairs) == 2 else "one pair")
+                + " ("
+                + ", ".join("forced 11s" if v == FORCED_VALUE else f"{v}s" for v in pairs)
+                + ")"
+            )
+            if pairs
+            else "no pair"
+        )
         down = sorted(t.number for t in record if not t.face_up)
         if down:
             taker = next(t.taker for t in record if not t.face_up)
@@ -324,12 +393,19 @@ class Narrator:
             taken = "everyone keeps their card face up"
         kept = [t for t in record if t.face_up]
         text = f"round {index + 1}: {kind}; {taken}" + (
-            "; kept face up: " + ", ".join(f"seat {t.seat} {t.number}" for t in kept) if kept and down else "")
+            "; kept face up: " + ", ".join(f"seat {t.seat} {t.number}" for t in kept) if kept and down else ""
+        )
         if game.is_over:
             text += "; that was the last round"
-        return {"kind": "round", "round": index + 1, "text": text,
-                "cards": [{"seat": t.seat, "number": t.number, "forced": t.forced, "taker": t.taker,
-                           "face_up": t.face_up} for t in record]}
+        return {
+            "kind": "round",
+            "round": index + 1,
+            "text": text,
+            "cards": [
+                {"seat": t.seat, "number": t.number, "forced": t.forced, "taker": t.taker, "face_up": t.face_up}
+                for t in record
+            ],
+        }
 
 
 # ------------------------------------------------------------------ the web form

@@ -12,12 +12,12 @@ The observation needs the seat's memory of the draft: the table keeps a ``DraftM
 (``view.DraftMemory``) of the packs the seat saw, which the seat's view carries and the
 env is given before it encodes.
 """
+
 from __future__ import annotations
 
 from ..protocol import EventTable, ProtocolError, fields, integer, json_list, quoted
 from . import view as pairs_view
-from .game import (DECK_COUNTS, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, VERBS, PairsDraftGame,
-                   number_counts)
+from .game import DECK_COUNTS, DRAFT_PICKS, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, VERBS, PairsDraftGame, number_counts
 
 
 def _numbers(value, what: str) -> list[int]:
@@ -43,6 +43,7 @@ def _first_legal(game, rng) -> int:
 
 class Table(EventTable):
     """One seat's Pairs Draft table, rebuilt from protocol events (see the module docstring)."""
+
     GAME = "Pairs Draft"
     EVENTS = {"deal": "_deal", "pack": "_pack", "move": "_move", "check": "_check"}
 
@@ -75,7 +76,9 @@ class Table(EventTable):
                 packs.append(number_counts(rest[:DRAFT_PICKS]))
                 del rest[:DRAFT_PICKS]
         g = PairsDraftGame.__new__(PairsDraftGame)
-        g._setup("draft", start, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], packs, number_counts(rest), NUM_ROUNDS)
+        g._setup(
+            "draft", start, [[0] * NUM_ACTIONS for _ in range(NUM_PLAYERS)], packs, number_counts(rest), NUM_ROUNDS
+        )
         self.game = g
         self.expect = "move"
 
@@ -91,13 +94,16 @@ class Table(EventTable):
         if p >= NUM_PLAYERS:  # the pack this seat passed four picks ago comes back, less three picks
             limit, source = self.passed[p - NUM_PLAYERS], f"the pack you passed at pick {p - NUM_PLAYERS + 1}"
         else:  # a pack never seen: none of the cards in your hand or the packs you passed
-            limit = [d - h - sum(q[a] for q in self.passed) for a, (d, h) in
-                     enumerate(zip(DECK_COUNTS, g.hand_counts(me)))]
+            limit = [
+                d - h - sum(q[a] for q in self.passed) for a, (d, h) in enumerate(zip(DECK_COUNTS, g.hand_counts(me)))
+            ]
             source = "the cards not in your hand or in the packs you passed"
         for a in range(NUM_ACTIONS):
             if pack[a] > limit[a]:
-                raise ProtocolError(f"the pack of pick {p + 1} can't hold {pack[a]} × {a + 1}: it comes from "
-                                    f"{source}, which {'hold' if p < NUM_PLAYERS else 'held'} {limit[a]}")
+                raise ProtocolError(
+                    f"the pack of pick {p + 1} can't hold {pack[a]} × {a + 1}: it comes from "
+                    f"{source}, which {'hold' if p < NUM_PLAYERS else 'held'} {limit[a]}"
+                )
         own = g.pack_counts(me)  # the engine's list: changed in place
         places = [g._packs[i] for i in range(NUM_PLAYERS) if g._packs[i] is not own]
         places += [g._hands[s] for s in range(NUM_PLAYERS) if s != me] + [g._set_aside]
@@ -124,7 +130,7 @@ class Table(EventTable):
         seat = integer(ev["seat"], "seat", 0, NUM_PLAYERS - 1)
         text = ev["move"]
         if not isinstance(text, str):
-            raise ProtocolError(f"a move is text such as \"play 7\", not {quoted(text)}")
+            raise ProtocolError(f'a move is text such as "play 7", not {quoted(text)}')
         if self.expect != "move":
             raise ProtocolError(self.not_now("a move"))
         g, me = self.game, self.seat
@@ -206,9 +212,11 @@ class Table(EventTable):
             for a in range(NUM_ACTIONS):
                 while hand[a] and a not in paired:
                     if not take(paired, a):
-                        raise ProtocolError(f"seat {actor} can't play {n}: {n} is paired this round, so it may only "
-                                            f"be played from a hand of paired numbers, and too few cards you haven't "
-                                            f"seen are")
+                        raise ProtocolError(
+                            f"seat {actor} can't play {n}: {n} is paired this round, so it may only "
+                            f"be played from a hand of paired numbers, and too few cards you haven't "
+                            f"seen are"
+                        )
         g._legal = None
         if action not in g.legal_actions():
             raise ProtocolError(f"seat {actor} can't play {n} now")
@@ -232,17 +240,21 @@ class Table(EventTable):
         still = sum(max(k - (p - o), 0) for k, p, o in zip(known, played, own_played))
         room = sum(sum(g._hands[s]) + 1 for s in range(NUM_PLAYERS) if s != me)
         if still > room:
-            raise ProtocolError(f"the other seats hold {room} cards in hands and discards, but {still} cards you saw "
-                                "them pick are still unplayed")
+            raise ProtocolError(
+                f"the other seats hold {room} cards in hands and discards, but {still} cards you saw "
+                "them pick are still unplayed"
+            )
 
     def not_now(self, what: str) -> str:
         if self.expect == "deal":
-            return f"{what} can't come now: the server waits for the deal (a \"deal\" event)"
+            return f'{what} can\'t come now: the server waits for the deal (a "deal" event)'
         if self.expect == "pack":
-            return (f"{what} can't come now: the packs have passed; send the pack you receive for pick "
-                    f"{self.game.pick_index + 1} (a \"pack\" event)")
+            return (
+                f"{what} can't come now: the packs have passed; send the pack you receive for pick "
+                f'{self.game.pick_index + 1} (a "pack" event)'
+            )
         if self.expect == "over":
-            return f"{what} can't come now: the game is over (send \"stop\")"
+            return f'{what} can\'t come now: the game is over (send "stop")'
         g = self.game
         return f"{what} can't come now: seat {g.current_player} is to {VERBS[g.phase]}"
 
@@ -263,10 +275,17 @@ class Table(EventTable):
             sizes = [sizes[s] if s == self.seat else g.pick_index for s in range(NUM_PLAYERS)]
         elif phase == "discard":
             sizes = [sizes[s] if s == self.seat else DRAFT_PICKS for s in range(NUM_PLAYERS)]
-        return {"to_act": self.to_act(), "phase": phase, "start_player": g.start_player, "picks_done": g.pick_index,
-                "rounds_done": g.round_index, "hand_sizes": sizes,
-                "face_up": [g.face_up(s) for s in range(NUM_PLAYERS)],
-                "face_down": [g.face_down(s) for s in range(NUM_PLAYERS)], "totals": g.scores()}
+        return {
+            "to_act": self.to_act(),
+            "phase": phase,
+            "start_player": g.start_player,
+            "picks_done": g.pick_index,
+            "rounds_done": g.round_index,
+            "hand_sizes": sizes,
+            "face_up": [g.face_up(s) for s in range(NUM_PLAYERS)],
+            "face_down": [g.face_down(s) for s in range(NUM_PLAYERS)],
+            "totals": g.scores(),
+        }
 
     def world(self, rng):
         v = pairs_view.view(self.game, self.seat, self.memory)

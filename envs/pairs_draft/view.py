@@ -50,6 +50,7 @@ lowest against the chance to end the highest.
 Rollouts that play as the heuristic players do were what made the search stronger than
 them (a simpler rule, "pair if possible, else the lowest", misjudged draft picks).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,8 +58,16 @@ from dataclasses import dataclass
 from ..aec import versus_others
 from .bot import draft_choice, play_choice, read_round
 from .env import INSTANT_WIN_BONUS, REWARD_SCALE
-from .game import (DECK_COUNTS, DRAFT_PICKS, FORCED_VALUE, NUM_ACTIONS, NUM_PLAYERS, NUM_ROUNDS, PairsDraftGame,
-                   score_counts)
+from .game import (
+    DECK_COUNTS,
+    DRAFT_PICKS,
+    FORCED_VALUE,
+    NUM_ACTIONS,
+    NUM_PLAYERS,
+    NUM_ROUNDS,
+    PairsDraftGame,
+    score_counts,
+)
 
 _ACTIONS = range(NUM_ACTIONS)
 _FORCED_BIT = 1 << (FORCED_VALUE - 1)
@@ -100,8 +109,11 @@ class DraftMemory:
         the memory still fits the seat's cards (after the draft); a gap or a mismatch (a new
         game) starts the memory afresh."""
         if phase == "draft":
-            if self.start is not None and pick == self.start + len(self.packs) - 1 and \
-                    (hand, pack) == (self.hands[-1], self.packs[-1]):
+            if (
+                self.start is not None
+                and pick == self.start + len(self.packs) - 1
+                and (hand, pack) == (self.hands[-1], self.packs[-1])
+            ):
                 return  # the same decision asked again
             if self.start is not None and pick == self.start + len(self.packs) and self._took_one(hand):
                 self.packs.append(pack)
@@ -163,6 +175,7 @@ def new_memory() -> DraftMemory:
 @dataclass(frozen=True)
 class PairsView:
     """What ``seat`` knows of a Pairs Draft game (counts are per number, index number − 1)."""
+
     seat: int
     phase: str
     start_player: int
@@ -216,12 +229,25 @@ def view(game: PairsDraftGame, seat: int, memory: DraftMemory | None = None) -> 
                 own_picks = tuple(memory.own_picks())
     sizes = tuple(own_size if s == seat else n for s, n in enumerate(sizes))
     return PairsView(
-        seat=seat, phase=phase, start_player=game.start_player, current_player=game.current_player,
-        pick_index=pick, round_index=game.round_index, rounds=rounds, hand=hand, pack=pack,
-        discard=game.discarded(seat), face_up=tuple(tuple(game.face_up_counts(s)) for s in range(NUM_PLAYERS)),
-        face_down=tuple(tuple(game.face_down_counts(s)) for s in range(NUM_PLAYERS)), trick=trick,
-        hand_sizes=sizes, set_aside_size=len(game.set_aside()), passed=passed, known_picks=known,
-        own_picks=own_picks)
+        seat=seat,
+        phase=phase,
+        start_player=game.start_player,
+        current_player=game.current_player,
+        pick_index=pick,
+        round_index=game.round_index,
+        rounds=rounds,
+        hand=hand,
+        pack=pack,
+        discard=game.discarded(seat),
+        face_up=tuple(tuple(game.face_up_counts(s)) for s in range(NUM_PLAYERS)),
+        face_down=tuple(tuple(game.face_down_counts(s)) for s in range(NUM_PLAYERS)),
+        trick=trick,
+        hand_sizes=sizes,
+        set_aside_size=len(game.set_aside()),
+        passed=passed,
+        known_picks=known,
+        own_picks=own_picks,
+    )
 
 
 # --------------------------------------------------------------------- determinize
@@ -230,8 +256,8 @@ def _take(pool: list[int], k: int) -> list[int]:
     the caller): removed from its end."""
     if not 0 <= k <= len(pool):
         raise AssertionError(f"inconsistent view: {k} cards wanted from {len(pool)} unseen")
-    out = pool[len(pool) - k:]
-    del pool[len(pool) - k:]
+    out = pool[len(pool) - k :]
+    del pool[len(pool) - k :]
     return out
 
 
@@ -312,8 +338,8 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
         rng.shuffle(fill)
         for s in others:
             need = p - len(picks[s])
-            picks[s] += fill[len(fill) - need:]
-            del fill[len(fill) - need:]
+            picks[s] += fill[len(fill) - need :]
+            del fill[len(fill) - need :]
             hands[s] = action_counts(picks[s])
         if len(pool) != v.set_aside_size:
             raise AssertionError(f"inconsistent view: {len(pool)} cards left to set aside, not {v.set_aside_size}")
@@ -328,7 +354,7 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
         fill = _cards(known) + _take(pool, DRAFT_PICKS * len(others) - sum(known))
         rng.shuffle(fill)
         for i, s in enumerate(others):
-            hands[s] = action_counts(fill[i * DRAFT_PICKS:(i + 1) * DRAFT_PICKS])
+            hands[s] = action_counts(fill[i * DRAFT_PICKS : (i + 1) * DRAFT_PICKS])
         g = _new_engine(v, hands, packs, action_counts(pool), [None] * NUM_PLAYERS, "discard", v.start_player)
         return _catch_up(g, seat, rng, policy)
     # the rounds
@@ -356,8 +382,8 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
     discards[seat] = v.discard
     for s in others:
         size = v.hand_sizes[s]
-        hands[s] = action_counts(rest[len(rest) - size:])
-        del rest[len(rest) - size:]
+        hands[s] = action_counts(rest[len(rest) - size :])
+        del rest[len(rest) - size :]
     if v.discard is not None:
         for s in others:
             discards[s] = rest.pop() + 1 if rest else None
@@ -416,6 +442,14 @@ def heuristic_action(state: PairsDraftGame, rng=None) -> int:
     start = state._start_player
     later_sizes = [sum(state._hands[(start + i) % NUM_PLAYERS]) for i in range(len(trick) + 1, NUM_PLAYERS)]
     paired = state._paired & ~_FORCED_BIT
-    return play_choice(legal, bool(paired >> legal[0] & 1), hand, [u if u > 0 else 0 for u in unseen],
-                       state._face_up[seat], sum(state._face_down[seat]), sum(hand) > 1, later_sizes,
-                       read_round([(play.number, play.forced) for play in trick], paired))
+    return play_choice(
+        legal,
+        bool(paired >> legal[0] & 1),
+        hand,
+        [u if u > 0 else 0 for u in unseen],
+        state._face_up[seat],
+        sum(state._face_down[seat]),
+        sum(hand) > 1,
+        later_sizes,
+        read_round([(play.number, play.forced) for play in trick], paired),
+    )

@@ -7,6 +7,7 @@ hidden (the rest are set aside unseen). Three tricks: the leader plays any card,
 other player in turn (to the left) plays any card; the highest card wins the trick and its
 winner leads the next. Most tricks wins (ties share the win).
 """
+
 from .env import env, raw_env
 from .game import LittleTricksGame
 from .spec import SPEC

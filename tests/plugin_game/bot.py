@@ -1,4 +1,5 @@
 """The heuristic: win the trick with the lowest card that can, else throw the lowest card."""
+
 from __future__ import annotations
 
 import numpy as np

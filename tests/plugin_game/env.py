@@ -3,6 +3,7 @@ own hand (12) · cards of completed tricks (12) · this trick's cards (12) · tr
 the seat k places to the left, k = 0..2, / 3 (3) · this trick's leader as a relative seat
 (3, one-hot). Action ``a`` plays card ``a + 1``. Rewards at the end: each seat's tricks
 minus the mean of the others'."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,9 @@ OBS_SIZE = 3 * NUM_CARDS + 6
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "little_tricks_v0"}
 
-    def __init__(self, num_players: int = 2, illegal_action: str = "penalty", render_mode: str | None = None,
-                 **unknown):
+    def __init__(
+        self, num_players: int = 2, illegal_action: str = "penalty", render_mode: str | None = None, **unknown
+    ):
         check_arguments(self.metadata["name"], unknown, ["num_players", "illegal_action", "render_mode"])
         check_choice("num_players", num_players, (2, 3))
         super().__init__(num_players, OBS_SIZE, NUM_CARDS, illegal_action, render_mode=render_mode)

@@ -1,4 +1,5 @@
 """The Little Tricks engine (rules in the package docstring). Action ``a`` plays card ``a + 1``."""
+
 from __future__ import annotations
 
 import random
@@ -27,15 +28,19 @@ class LittleTricksGame(GameEngine):
             raise ValueError(f"num_players must be 2 or 3, got {num_players!r}")
         deck = list(range(1, NUM_CARDS + 1))
         random.Random(seed).shuffle(deck)
-        hands = [deck[s * HAND_SIZE:(s + 1) * HAND_SIZE] for s in range(num_players)]
+        hands = [deck[s * HAND_SIZE : (s + 1) * HAND_SIZE] for s in range(num_players)]
         self._setup(hands, leader=0)
 
     @classmethod
     def from_position(cls, hands, leader: int = 0) -> LittleTricksGame:
         """The first trick about to start with these hands (lists of cards 1-12)."""
         cards = [c for hand in hands for c in hand]
-        if len(hands) not in PLAYERS or len(set(map(len, hands))) != 1 or len(set(cards)) != len(cards) \
-                or not all(type(c) is int and 1 <= c <= NUM_CARDS for c in cards):
+        if (
+            len(hands) not in PLAYERS
+            or len(set(map(len, hands))) != 1
+            or len(set(cards)) != len(cards)
+            or not all(type(c) is int and 1 <= c <= NUM_CARDS for c in cards)
+        ):
             raise ValueError(f"need 2 or 3 hands of equal size, distinct cards 1-{NUM_CARDS}: got {hands!r}")
         game = cls.__new__(cls)
         game._setup(hands, leader)

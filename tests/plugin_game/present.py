@@ -2,6 +2,7 @@
 page shows its table as ``view_lines`` writes it, with the legal moves as buttons. A seat
 sees its own hand, the cards played (this trick's and the completed tricks') and the tricks
 won; the other hands only by their size."""
+
 from __future__ import annotations
 
 from envs.present import seat_name
@@ -89,18 +90,33 @@ class Narrator:
         return [{"kind": "info", "text": f"{HAND_SIZE} cards each; seat {game.leader} leads the first trick"}]
 
     def before(self, game, seat: int, action: int) -> dict:
-        return {"seat": seat, "text": game.action_to_text(action), "card": action + 1, "trick": list(game.trick),
-                "tricks_left": game.tricks_left}
+        return {
+            "seat": seat,
+            "text": game.action_to_text(action),
+            "card": action + 1,
+            "trick": list(game.trick),
+            "tricks_left": game.tricks_left,
+        }
 
     def after(self, game, token: dict) -> list[dict]:
         seat = token["seat"]
-        entries = [{"kind": "move", "seat": seat, "action": token["text"],
-                    "text": f"{seat_name(seat, self.viewer)} plays {token['card']}"}]
+        entries = [
+            {
+                "kind": "move",
+                "seat": seat,
+                "action": token["text"],
+                "text": f"{seat_name(seat, self.viewer)} plays {token['card']}",
+            }
+        ]
         if game.tricks_left < token["tricks_left"]:
             cards = [c for _, c in token["trick"]] + [token["card"]]
             number = HAND_SIZE - token["tricks_left"] + 1
-            entries.append({"kind": "round",
-                            "text": f"trick {number}: {seat_name(game.leader, self.viewer)} wins it with {max(cards)}"})
+            entries.append(
+                {
+                    "kind": "round",
+                    "text": f"trick {number}: {seat_name(game.leader, self.viewer)} wins it with {max(cards)}",
+                }
+            )
         return entries
 
 

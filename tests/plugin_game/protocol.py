@@ -2,6 +2,7 @@
 (this seat's hand: three cards 1-12), ``move`` (a seat and its move text, ``play 7``) and
 ``check``. The other hands are placeholders: a card another seat plays is swapped into its
 hand first, from wherever the placeholders put it."""
+
 from __future__ import annotations
 
 from envs.protocol import EventTable, ProtocolError, fields, integer, json_list, players_in_rules
@@ -30,8 +31,11 @@ class Table(EventTable):
             raise ProtocolError("the cards are dealt once a game")
         fields(event, "a deal event", ("event", "hand"))
         hand = json_list(event["hand"], "hand")
-        if (len(hand) != HAND_SIZE or len(set(map(repr, hand))) != HAND_SIZE
-                or not all(type(c) is int and 1 <= c <= NUM_CARDS for c in hand)):
+        if (
+            len(hand) != HAND_SIZE
+            or len(set(map(repr, hand))) != HAND_SIZE
+            or not all(type(c) is int and 1 <= c <= NUM_CARDS for c in hand)
+        ):
             raise ProtocolError(f"hand: {HAND_SIZE} different cards 1-{NUM_CARDS}, not {hand!r}")
         rest = [c for c in range(1, NUM_CARDS + 1) if c not in hand]
         hands = [hand if s == self.seat else [rest.pop() for _ in hand] for s in range(self.players)]

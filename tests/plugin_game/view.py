@@ -1,5 +1,6 @@
 """A seat's view of a Little Tricks game and worlds sampled from it (the search bot's hooks,
 ``envs.spec.SearchGame``): the seat knows its hand, the cards played and the tricks won."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,8 +28,16 @@ def new_memory():
 
 
 def view(game: LittleTricksGame, seat: int, memory=None) -> LittleView:
-    return LittleView(seat, game.hands[seat], game.played, tuple(game.trick), game.leader, game.current_player,
-                      tuple(game.tricks), game.tricks_left)
+    return LittleView(
+        seat,
+        game.hands[seat],
+        game.played,
+        tuple(game.trick),
+        game.leader,
+        game.current_player,
+        tuple(game.tricks),
+        game.tricks_left,
+    )
 
 
 def determinize(v: LittleView, rng, policy=None) -> LittleTricksGame:

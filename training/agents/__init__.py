@@ -5,6 +5,7 @@ never another seat's hidden cards. ``make_agent("random" | "heuristic" | <checkp
 builds one for a given env; its ``name`` (the spec) is what reports and errors call it.
 ``checked_act`` asks an agent for its move and refuses an illegal one.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,16 +14,27 @@ import numpy as np
 
 from envs.agent import SearchAgent
 from envs.engine import shown
-
 from envs.search import ISMCTSBot
+from training.agents.checkpoint import check_compatible
 from training.agents.exported import load_exported
 from training.agents.folders import agent_folder, is_exported
 from training.agents.human import HumanAgent
 from training.agents.policy import ACTIVATIONS, PolicyAgent, choose_batch
-from training.agents.checkpoint import check_compatible
 
-__all__ = ["ACTIVATIONS", "AGENT_SPECS", "IllegalMoveError", "PolicyAgent", "RandomAgent", "check_move",
-           "checked_act", "choose_batch", "make_agent", "seat_layout", "split_agents"]
+__all__ = [
+    "ACTIVATIONS",
+    "AGENT_SPECS",
+    "IllegalMoveError",
+    "PolicyAgent",
+    "RandomAgent",
+    "check_move",
+    "checked_act",
+    "choose_batch",
+    "make_agent",
+    "seat_layout",
+    "split_agents",
+]
+
 
 class RandomAgent:
     """Uniform over the legal actions."""
@@ -58,8 +70,12 @@ def checked_act(agent, seat: int, observation: dict, game, role: str = "") -> in
 
 def check_move(agent, seat: int, action, mask, game, role: str = "") -> int:
     """``action`` if ``mask`` allows it, else ``IllegalMoveError`` (see ``checked_act``)."""
-    if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < len(mask) \
-            and mask[action]:
+    if (
+        isinstance(action, (int, np.integer))
+        and not isinstance(action, bool)
+        and 0 <= action < len(mask)
+        and mask[action]
+    ):
         return action
     raise IllegalMoveError(f"{role}{agent.name} (seat {seat}) chose an {game.illegal_message(action)}")
 
@@ -86,8 +102,9 @@ def seat_layout(agent_specs: list[str], seats: int) -> list[str]:
     return [agent_specs[i % len(agent_specs)] for i in range(seats)]
 
 
-AGENT_SPECS = ("'random', 'heuristic', 'human', 'ismcts[:simulations=1000,...]', a checkpoint folder or an "
-               "exported bot (onnx:DIR)")
+AGENT_SPECS = (
+    "'random', 'heuristic', 'human', 'ismcts[:simulations=1000,...]', a checkpoint folder or an exported bot (onnx:DIR)"
+)
 
 
 def make_agent(spec: str, env, seed=None, deterministic: bool = True):

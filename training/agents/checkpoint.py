@@ -18,6 +18,7 @@ names the activation. Any frontend can run it: ``x = act(W @ x + b)`` per layer,
 Loading checks meta.json's fields, then every policy.npz member's .npy header against the
 network meta.json describes (names, shapes, float dtypes), before any array data is read.
 """
+
 from __future__ import annotations
 
 import functools
@@ -55,9 +56,13 @@ def save_checkpoint(path, model, meta: dict, learner, with_model: bool = True) -
     ``policy_arrays``), meta.json with how the network's scores pick a move, and the model
     itself for ``--resume``."""
     arrays, activation = learner.policy_arrays(model)
-    meta = {"format_version": FORMAT_VERSION, **meta, "activation": activation,
-            "action_selection": learner.ACTION_SELECTION,
-            "hidden_sizes": [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(arrays) // 2 - 1)]}
+    meta = {
+        "format_version": FORMAT_VERSION,
+        **meta,
+        "activation": activation,
+        "action_selection": learner.ACTION_SELECTION,
+        "hidden_sizes": [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(arrays) // 2 - 1)],
+    }
 
     def fill(tmp: Path):
         np.savez(tmp / "policy.npz", **arrays)
@@ -110,8 +115,10 @@ def check_fields(data, source, kind: str, version: int, required, fields) -> Non
         raise CheckpointError(f"{source} must hold a JSON object, not {type(data).__name__}")
     found = data.get("format_version")
     if type(found) is not int or found != version:
-        raise CheckpointError(f"{source}: field 'format_version' is {repr(found)[:100]}: {kind} format not "
-                              f"supported (this deckgym reads format {version})")
+        raise CheckpointError(
+            f"{source}: field 'format_version' is {repr(found)[:100]}: {kind} format not "
+            f"supported (this deckgym reads format {version})"
+        )
     missing = [key for key in required if key not in data]
     if missing:
         raise CheckpointError(f"{source} lacks {', '.join(missing)}")
@@ -123,26 +130,43 @@ def check_fields(data, source, kind: str, version: int, required, fields) -> Non
 def _check_meta(meta, source: str) -> None:
     """Raise ``CheckpointError`` naming ``source`` and the field when ``meta`` is not a meta.json
     this deckgym can use: the loaders index it without further checks."""
-    check_fields(meta, source, "checkpoint", FORMAT_VERSION,
-                 ("env_id", "observation_size", "action_size", "activation", "hidden_sizes"),
-                 [("env_id", is_env_id, "an env id"),
-                  ("observation_size", is_count, "an integer > 0"),
-                  ("action_size", is_count, "an integer > 0"),
-                  ("activation", lambda value: isinstance(value, str) and value in ACTIVATIONS,
-                   f"one of {', '.join(ACTIVATIONS)}"),
-                  ("hidden_sizes", lambda value: isinstance(value, list) and all(is_count(n) for n in value),
-                   "a list of layer sizes > 0"),
-                  ("env_args", is_object, "an object"), ("rules", is_object, "an object"),
-                  ("algorithm", is_object, "an object")])
+    check_fields(
+        meta,
+        source,
+        "checkpoint",
+        FORMAT_VERSION,
+        ("env_id", "observation_size", "action_size", "activation", "hidden_sizes"),
+        [
+            ("env_id", is_env_id, "an env id"),
+            ("observation_size", is_count, "an integer > 0"),
+            ("action_size", is_count, "an integer > 0"),
+            (
+                "activation",
+                lambda value: isinstance(value, str) and value in ACTIVATIONS,
+                f"one of {', '.join(ACTIVATIONS)}",
+            ),
+            (
+                "hidden_sizes",
+                lambda value: isinstance(value, list) and all(is_count(n) for n in value),
+                "a list of layer sizes > 0",
+            ),
+            ("env_args", is_object, "an object"),
+            ("rules", is_object, "an object"),
+            ("algorithm", is_object, "an object"),
+        ],
+    )
     hidden = meta["hidden_sizes"]
     net_arch = meta.get("algorithm", {}).get("net_arch", hidden)
     if net_arch != hidden:  # both are written from the same network: a difference is an edit
-        raise CheckpointError(f"{source}: field 'hidden_sizes' {hidden!r} disagrees with algorithm.net_arch "
-                              f"{net_arch!r}")
+        raise CheckpointError(
+            f"{source}: field 'hidden_sizes' {hidden!r} disagrees with algorithm.net_arch {net_arch!r}"
+        )
     sizes = [meta["observation_size"], *hidden, meta["action_size"]]
     if sum((inputs + 1) * outputs for inputs, outputs in zip(sizes, sizes[1:])) > MAX_PARAMETERS:
-        raise CheckpointError(f"{source}: the network of observation_size, hidden_sizes and action_size has "
-                              f"over {MAX_PARAMETERS} parameters")
+        raise CheckpointError(
+            f"{source}: the network of observation_size, hidden_sizes and action_size has "
+            f"over {MAX_PARAMETERS} parameters"
+        )
 
 
 def _regular_file(file: Path) -> os.stat_result:
@@ -163,8 +187,9 @@ def read_meta(path) -> dict:
     """A checkpoint's meta.json, checked (see ``_check_meta``)."""
     path = Path(path)
     if not path.is_dir():
-        raise CheckpointError(f"checkpoint folder {path} does not exist" if not path.exists()
-                              else f"{path} is not a checkpoint folder")
+        raise CheckpointError(
+            f"checkpoint folder {path} does not exist" if not path.exists() else f"{path} is not a checkpoint folder"
+        )
     meta_file = path / "meta.json"
     meta = read_json(meta_file)
     _check_meta(meta, str(meta_file))
@@ -212,8 +237,10 @@ def fit_problems(trained: dict, env) -> list[str]:
         if rules.get(key) != env.rule_args.get(key):
             problems.append(f"{key}={rules.get(key)!r} in training but {env.rule_args.get(key)!r} here")
     if trained["observation_size"] != env.obs_size or trained["action_size"] != env.num_actions:
-        problems.append(f"observation/action sizes {trained['observation_size']}/{trained['action_size']} "
-                        f"vs {env.obs_size}/{env.num_actions} here")
+        problems.append(
+            f"observation/action sizes {trained['observation_size']}/{trained['action_size']} "
+            f"vs {env.obs_size}/{env.num_actions} here"
+        )
     return problems
 
 
@@ -260,10 +287,12 @@ def read_policy_arrays(weights: Path, shapes: dict[str, tuple[int, ...]]) -> dic
         with zipfile.ZipFile(weights) as archive:
             members = {}
             for info in archive.infolist():
-                name = info.filename[:-len(".npy")] if info.filename.endswith(".npy") else None
+                name = info.filename[: -len(".npy")] if info.filename.endswith(".npy") else None
                 if name not in shapes or name in members:
-                    raise CheckpointError(f"{weights}: unexpected member {info.filename!r} (meta.json's network "
-                                          f"has {', '.join(shapes)}, each once)")
+                    raise CheckpointError(
+                        f"{weights}: unexpected member {info.filename!r} (meta.json's network "
+                        f"has {', '.join(shapes)}, each once)"
+                    )
                 members[name] = info
             missing = [name for name in shapes if name not in members]
             if missing:
@@ -273,23 +302,32 @@ def read_policy_arrays(weights: Path, shapes: dict[str, tuple[int, ...]]) -> dic
                     shape, dtype = _read_header(member)
                     data_size = info.file_size - member.tell()
                 if shape != shapes[name]:
-                    raise CheckpointError(f"{weights}: {name} is {shape}, but meta.json's network needs "
-                                          f"{shapes[name]}")
+                    raise CheckpointError(f"{weights}: {name} is {shape}, but meta.json's network needs {shapes[name]}")
                 if dtype.kind != "f":
                     raise CheckpointError(f"{weights}: {name} has dtype {dtype}, not a float dtype")
                 if data_size != dtype.itemsize * math.prod(shape):
-                    raise CheckpointError(f"{weights}: {name} holds {data_size} bytes of data, not the "
-                                          f"{dtype.itemsize * math.prod(shape)} its header says")
+                    raise CheckpointError(
+                        f"{weights}: {name} holds {data_size} bytes of data, not the "
+                        f"{dtype.itemsize * math.prod(shape)} its header says"
+                    )
             arrays = {}
             for name, info in members.items():
                 with archive.open(info) as member:
                     arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
     except CheckpointError:
         raise
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile, NotImplementedError, RuntimeError,
-            zlib.error) as exc:  # RuntimeError: encrypted members; NotImplementedError: unknown compression
-        raise CheckpointError(f"{weights} is not a policy file written by deckgym ({type(exc).__name__}: "
-                              f"{exc})") from None
+    except (
+        OSError,
+        EOFError,
+        ValueError,
+        zipfile.BadZipFile,
+        NotImplementedError,
+        RuntimeError,
+        zlib.error,
+    ) as exc:  # RuntimeError: encrypted members; NotImplementedError: unknown compression
+        raise CheckpointError(
+            f"{weights} is not a policy file written by deckgym ({type(exc).__name__}: {exc})"
+        ) from None
     return arrays
 
 
@@ -299,8 +337,11 @@ def _load_policy(path: Path, stamp):
     arrays = read_policy_arrays(path / "policy.npz", expected_arrays(meta))
     bad = [name for name, array in arrays.items() if not np.isfinite(array).all()]
     if bad:  # such a policy can't choose a move: refuse it before any game is played
-        raise CheckpointError(f"{path / 'policy.npz'}: {', '.join(bad)} hold NaN or infinite values "
-                              f"(a diverged training run?)")
-    layers = [(arrays[f"{name}_weight"].astype(np.float32), arrays[f"{name}_bias"].astype(np.float32))
-              for name in _layer_names(meta)]
+        raise CheckpointError(
+            f"{path / 'policy.npz'}: {', '.join(bad)} hold NaN or infinite values (a diverged training run?)"
+        )
+    layers = [
+        (arrays[f"{name}_weight"].astype(np.float32), arrays[f"{name}_bias"].astype(np.float32))
+        for name in _layer_names(meta)
+    ]
     return meta, layers[:-1], layers[-1]

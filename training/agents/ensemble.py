@@ -18,6 +18,7 @@ members of one kind make sense together: masked-argmax scores (Q-values) with Q-
 sampled logits with logits (their mean is a product of the members' policies, renormalised).
 ``meta.json`` records every member with the SHA-256 of its ``policy.npz``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
-from training.agents.policy import block_spans
 from training.agents.checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
+from training.agents.policy import block_spans
 from training.common.files import check_replaceable
 
 # Fields every member must share: what the game is and how the network's scores are read.
@@ -67,8 +68,9 @@ def _check_out(out: Path, members: list) -> None:
         except (CheckpointError, AttributeError):  # AttributeError: JSON, but no object
             algorithm = None
         if not isinstance(algorithm, dict) or algorithm.get("name") != "ensemble":
-            raise CheckpointError(f"--out {out} holds a checkpoint that is not an ensemble, so it is not replaced; "
-                                  "choose another folder")
+            raise CheckpointError(
+                f"--out {out} holds a checkpoint that is not an ensemble, so it is not replaced; choose another folder"
+            )
 
 
 def make_ensemble(members: list, out) -> dict:
@@ -84,22 +86,37 @@ def make_ensemble(members: list, out) -> dict:
     for path, meta, hidden, _ in loaded[1:]:
         for field in SHARED:
             if meta.get(field) != first.get(field):
-                raise CheckpointError(f"{path}: {field} {meta.get(field)!r} differs from {first_path}'s "
-                                      f"{first.get(field)!r}: the members must play the same game alike")
+                raise CheckpointError(
+                    f"{path}: {field} {meta.get(field)!r} differs from {first_path}'s "
+                    f"{first.get(field)!r}: the members must play the same game alike"
+                )
         if len(hidden) != len(first_hidden):
-            raise CheckpointError(f"{path}: {len(hidden)} hidden layers, {first_path} has {len(first_hidden)}: "
-                                  "the members' networks must have the same depth")
+            raise CheckpointError(
+                f"{path}: {len(hidden)} hidden layers, {first_path} has {len(first_hidden)}: "
+                "the members' networks must have the same depth"
+            )
     arrays = ensemble_arrays([(hidden, action) for _, _, hidden, action in loaded])
     hidden_sizes = [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(first_hidden))]
     recorded = []
     for path, meta, _, _ in loaded:
-        recorded.append({"path": path.as_posix(), "algorithm": meta.get("algorithm", {}).get("name"),
-                         "hidden_sizes": meta["hidden_sizes"], "timesteps": meta.get("timesteps"),
-                         "policy_sha256": hashlib.sha256((path / "policy.npz").read_bytes()).hexdigest()})
-    meta = {"format_version": FORMAT_VERSION, **{field: first[field] for field in SHARED if field in first},
-            "env_args": first.get("env_args", {}), "hidden_sizes": hidden_sizes,
-            "algorithm": {"name": "ensemble", "net_arch": hidden_sizes, "members": recorded},
-            "timesteps": sum(m["timesteps"] or 0 for m in recorded), "run": "ensemble"}
+        recorded.append(
+            {
+                "path": path.as_posix(),
+                "algorithm": meta.get("algorithm", {}).get("name"),
+                "hidden_sizes": meta["hidden_sizes"],
+                "timesteps": meta.get("timesteps"),
+                "policy_sha256": hashlib.sha256((path / "policy.npz").read_bytes()).hexdigest(),
+            }
+        )
+    meta = {
+        "format_version": FORMAT_VERSION,
+        **{field: first[field] for field in SHARED if field in first},
+        "env_args": first.get("env_args", {}),
+        "hidden_sizes": hidden_sizes,
+        "algorithm": {"name": "ensemble", "net_arch": hidden_sizes, "members": recorded},
+        "timesteps": sum(m["timesteps"] or 0 for m in recorded),
+        "run": "ensemble",
+    }
 
     def fill(tmp: Path):
         np.savez_compressed(tmp / "policy.npz", **arrays)  # the blocks' zeros take no room
@@ -112,15 +129,18 @@ def make_ensemble(members: list, out) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(prog="python -m training.ensemble", description=__doc__.split("\n\n")[0])
     parser.add_argument("members", nargs="+", help="checkpoint folders (2 or more)")
-    parser.add_argument("--out", required=True, help="the ensemble's checkpoint folder (replaced if it holds an "
-                                                      "earlier ensemble)")
+    parser.add_argument(
+        "--out", required=True, help="the ensemble's checkpoint folder (replaced if it holds an earlier ensemble)"
+    )
     args = parser.parse_args(argv)
     try:
         meta = make_ensemble(args.members, args.out)
     except (ValueError, OSError) as exc:  # CheckpointError is a ValueError
         sys.exit(f"error: {exc}")
-    print(f"{args.out}: ensemble of {len(args.members)} members, hidden sizes {meta['hidden_sizes']}, "
-          f"{meta['timesteps']} env steps trained in all")
+    print(
+        f"{args.out}: ensemble of {len(args.members)} members, hidden sizes {meta['hidden_sizes']}, "
+        f"{meta['timesteps']} env steps trained in all"
+    )
 
 
 if __name__ == "__main__":

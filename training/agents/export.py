@@ -26,6 +26,7 @@ other runtimes.
 
 Reading and running an exported bot is ``training.agents.exported`` (``load_exported``).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,9 +36,25 @@ from pathlib import Path
 
 import numpy as np
 
-from training.agents.checkpoint import (MODEL_FILE, SIDECAR_FILE, CheckpointError, check_compatible, field_error, load_policy)
-from training.agents.exported import (ACTION, ACTION_MASK, ACTION_SELECTIONS, EXPORT_FORMAT_VERSION, LOGITS,
-                                      OBSERVATION, OnnxAgent, require, interface)
+from training.agents.checkpoint import (
+    MODEL_FILE,
+    SIDECAR_FILE,
+    CheckpointError,
+    check_compatible,
+    field_error,
+    load_policy,
+)
+from training.agents.exported import (
+    ACTION,
+    ACTION_MASK,
+    ACTION_SELECTIONS,
+    EXPORT_FORMAT_VERSION,
+    LOGITS,
+    OBSERVATION,
+    OnnxAgent,
+    interface,
+    require,
+)
 from training.agents.policy import PolicyAgent
 from training.common.files import check_replaceable, write_atomically
 from training.common.games import EnvHandle
@@ -63,35 +80,54 @@ def build_model(hidden, head, activation: str, meta: dict | None = None):
     """The ONNX model of an MLP: ``hidden`` [(W out×in, b)], ``head`` (A, a), masked inside."""
     onnx = require("onnx")
     from onnx import TensorProto, helper, numpy_helper
+
     obs_size = (hidden[0][0] if hidden else head[0]).shape[1]
     action_size = head[0].shape[0]
     initializers, nodes = [], []
     x = OBSERVATION
     for i, (weight, bias) in enumerate([*hidden, head]):
         name = f"layer_{i}" if i < len(hidden) else "action"
-        initializers += [numpy_helper.from_array(np.asarray(weight, np.float32), f"{name}_weight"),
-                         numpy_helper.from_array(np.asarray(bias, np.float32), f"{name}_bias")]
+        initializers += [
+            numpy_helper.from_array(np.asarray(weight, np.float32), f"{name}_weight"),
+            numpy_helper.from_array(np.asarray(bias, np.float32), f"{name}_bias"),
+        ]
         out = f"{name}_linear" if i < len(hidden) else "raw_logits"
-        nodes.append(helper.make_node("Gemm", [x, f"{name}_weight", f"{name}_bias"], [out], name=f"{name}_gemm",
-                                      transB=1))
+        nodes.append(
+            helper.make_node("Gemm", [x, f"{name}_weight", f"{name}_bias"], [out], name=f"{name}_gemm", transB=1)
+        )
         if i < len(hidden):
             x = f"{name}_out"
             nodes.append(helper.make_node(ACTIVATION_OPS[activation], [out], [x], name=f"{name}_{activation}"))
-    initializers += [numpy_helper.from_array(np.array(0, np.float32), "zero"),
-                     numpy_helper.from_array(np.array(ILLEGAL_LOGIT, np.float32), "illegal_logit")]
-    nodes += [helper.make_node("Greater", [ACTION_MASK, "zero"], ["legal"], name="legal"),
-              helper.make_node("Where", ["legal", "raw_logits", "illegal_logit"], [LOGITS], name="mask"),
-              helper.make_node("ArgMax", [LOGITS], [ACTION], name="choose", axis=1, keepdims=0)]
+    initializers += [
+        numpy_helper.from_array(np.array(0, np.float32), "zero"),
+        numpy_helper.from_array(np.array(ILLEGAL_LOGIT, np.float32), "illegal_logit"),
+    ]
+    nodes += [
+        helper.make_node("Greater", [ACTION_MASK, "zero"], ["legal"], name="legal"),
+        helper.make_node("Where", ["legal", "raw_logits", "illegal_logit"], [LOGITS], name="mask"),
+        helper.make_node("ArgMax", [LOGITS], [ACTION], name="choose", axis=1, keepdims=0),
+    ]
     graph = helper.make_graph(
-        nodes, "deckgym_policy",
-        [helper.make_tensor_value_info(OBSERVATION, TensorProto.FLOAT, ["batch", obs_size]),
-         helper.make_tensor_value_info(ACTION_MASK, TensorProto.FLOAT, ["batch", action_size])],
-        [helper.make_tensor_value_info(LOGITS, TensorProto.FLOAT, ["batch", action_size]),
-         helper.make_tensor_value_info(ACTION, TensorProto.INT64, ["batch"])],
-        initializer=initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="deckgym",
-                              producer_version="training.agents.export", ir_version=IR_VERSION,
-                              doc_string="deckgym policy: masked logits and the masked argmax action; see bot.json")
+        nodes,
+        "deckgym_policy",
+        [
+            helper.make_tensor_value_info(OBSERVATION, TensorProto.FLOAT, ["batch", obs_size]),
+            helper.make_tensor_value_info(ACTION_MASK, TensorProto.FLOAT, ["batch", action_size]),
+        ],
+        [
+            helper.make_tensor_value_info(LOGITS, TensorProto.FLOAT, ["batch", action_size]),
+            helper.make_tensor_value_info(ACTION, TensorProto.INT64, ["batch"]),
+        ],
+        initializer=initializers,
+    )
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET)],
+        producer_name="deckgym",
+        producer_version="training.agents.export",
+        ir_version=IR_VERSION,
+        doc_string="deckgym policy: masked logits and the masked argmax action; see bot.json",
+    )
     for key, value in (meta or {}).items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, str(value)
@@ -103,8 +139,9 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
     """bot.json for checkpoint ``meta`` (checked, fitting ``env``) and the model's bytes."""
     selection = meta.get("action_selection", "masked_argmax")
     if selection not in ACTION_SELECTIONS:
-        raise field_error(f"{source}/meta.json", "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}",
-                          selection)
+        raise field_error(
+            f"{source}/meta.json", "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}", selection
+        )
     algorithm = meta.get("algorithm", {})
     return {
         "format_version": EXPORT_FORMAT_VERSION,
@@ -116,11 +153,21 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
         "observation_version": env.spec.observation_version,
         "actions": action_table(env),
         "action_selection": selection,
-        "model": {"file": MODEL_FILE, "sha256": hashlib.sha256(model_bytes).hexdigest(), "opset": OPSET,
-                  "illegal_logit": "-inf", **interface(env.obs_size, env.num_actions)},
+        "model": {
+            "file": MODEL_FILE,
+            "sha256": hashlib.sha256(model_bytes).hexdigest(),
+            "opset": OPSET,
+            "illegal_logit": "-inf",
+            **interface(env.obs_size, env.num_actions),
+        },
         "network": {"activation": meta["activation"], "hidden_sizes": meta["hidden_sizes"]},
-        "source": {"checkpoint": source, "algorithm": algorithm.get("name"), "timesteps": meta.get("timesteps"),
-                   "run": meta.get("run"), "seed": meta.get("seed")},
+        "source": {
+            "checkpoint": source,
+            "algorithm": algorithm.get("name"),
+            "timesteps": meta.get("timesteps"),
+            "run": meta.get("run"),
+            "seed": meta.get("seed"),
+        },
     }
 
 
@@ -134,8 +181,9 @@ def export(checkpoint, out) -> Path:
     except ValueError as exc:
         raise CheckpointError(f"{checkpoint}/meta.json: its env can't be built here ({exc})") from None
     check_compatible(meta, env, where=str(checkpoint))
-    model = build_model(hidden, head, meta["activation"],
-                        {"deckgym_format_version": EXPORT_FORMAT_VERSION, "deckgym_env_id": env.id})
+    model = build_model(
+        hidden, head, meta["activation"], {"deckgym_format_version": EXPORT_FORMAT_VERSION, "deckgym_env_id": env.id}
+    )
     model_bytes = model.SerializeToString()
     bot = sidecar(meta, env, model_bytes, str(checkpoint))
 
@@ -169,8 +217,11 @@ def record_observations(env, count: int, seed: int = 0) -> tuple[np.ndarray, np.
             observations.append(obs["observation"].copy())
             masks.append(obs["action_mask"].copy())
             legal = np.flatnonzero(obs["action_mask"])
-            move = heuristic.act(obs["observation"], obs["action_mask"]) if rng.random() < 0.5 \
+            move = (
+                heuristic.act(obs["observation"], obs["action_mask"])
+                if rng.random() < 0.5
                 else int(legal[rng.integers(len(legal))])
+            )
             raw.step(move)
     return np.array(observations, np.float32), np.array(masks, np.int8)
 
@@ -191,44 +242,62 @@ def parity(checkpoint, exported, observations, masks) -> dict:
     diff = np.abs(logits[legal] - reference[legal])
     ranked = np.sort(reference, axis=1)
     gaps = ranked[:, -1] - ranked[:, -2] if reference.shape[1] > 1 else np.full(len(reference), np.inf)
-    return {"samples": len(observations), "max_abs_logit_diff": float(diff.max()),
-            "max_rel_logit_diff": float((diff / np.maximum(1.0, np.abs(reference[legal]))).max()),
-            "max_abs_logit": float(np.abs(reference[legal]).max()),
-            "actions_agree": int((actions == numpy_actions).sum()),
-            "near_ties": int((gaps <= TOLERANCE).sum()),
-            "illegal_masked": bool(np.array_equal(np.isneginf(logits), ~legal))}
+    return {
+        "samples": len(observations),
+        "max_abs_logit_diff": float(diff.max()),
+        "max_rel_logit_diff": float((diff / np.maximum(1.0, np.abs(reference[legal]))).max()),
+        "max_abs_logit": float(np.abs(reference[legal]).max()),
+        "actions_agree": int((actions == numpy_actions).sum()),
+        "near_ties": int((gaps <= TOLERANCE).sum()),
+        "illegal_masked": bool(np.array_equal(np.isneginf(logits), ~legal)),
+    }
 
 
 def parity_ok(result: dict) -> bool:
     """Logits within ``TOLERANCE`` relative to max(1, |logit|), the illegal ones -inf, and the
     same action wherever the choice is not a near-tie."""
-    return result["max_rel_logit_diff"] <= TOLERANCE and result["illegal_masked"] \
+    return (
+        result["max_rel_logit_diff"] <= TOLERANCE
+        and result["illegal_masked"]
         and result["actions_agree"] >= result["samples"] - result["near_ties"]
+    )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoint", help="checkpoint folder (meta.json + policy.npz)")
-    parser.add_argument("--out", required=True, help="folder to write model.onnx and bot.json in (replaced if it "
-                                                     "holds an earlier export)")
-    parser.add_argument("--check", type=int, default=1000, metavar="N",
-                        help="compare the export with the checkpoint on N observations from real games (0: skip)")
+    parser.add_argument(
+        "--out",
+        required=True,
+        help="folder to write model.onnx and bot.json in (replaced if it holds an earlier export)",
+    )
+    parser.add_argument(
+        "--check",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="compare the export with the checkpoint on N observations from real games (0: skip)",
+    )
     args = parser.parse_args(argv)
     try:
         if args.check < 0:
             raise ValueError(f"--check {args.check}: give a number of observations >= 0")
         out = export(args.checkpoint, args.out)
         bot = json.loads((out / SIDECAR_FILE).read_text())
-        print(f"exported {args.checkpoint} ({bot['env_id']}, {bot['source']['algorithm']}, "
-              f"{bot['source']['timesteps']} timesteps) to {out}: {MODEL_FILE} "
-              f"({(out / MODEL_FILE).stat().st_size // 1024} kB), {SIDECAR_FILE}")
+        print(
+            f"exported {args.checkpoint} ({bot['env_id']}, {bot['source']['algorithm']}, "
+            f"{bot['source']['timesteps']} timesteps) to {out}: {MODEL_FILE} "
+            f"({(out / MODEL_FILE).stat().st_size // 1024} kB), {SIDECAR_FILE}"
+        )
         if args.check:
             env = EnvHandle(bot["env_id"], bot["env_args"])
             result = parity(args.checkpoint, out, *record_observations(env, args.check))
-            print(f"checked against the numpy policy on {result['samples']} observations from real games: "
-                  f"max |logit difference| {result['max_abs_logit_diff']:.2e} (logits up to "
-                  f"{result['max_abs_logit']:.1f}; relative {result['max_rel_logit_diff']:.1e}), actions agree "
-                  f"{result['actions_agree']}/{result['samples']}")
+            print(
+                f"checked against the numpy policy on {result['samples']} observations from real games: "
+                f"max |logit difference| {result['max_abs_logit_diff']:.2e} (logits up to "
+                f"{result['max_abs_logit']:.1f}; relative {result['max_rel_logit_diff']:.1e}), actions agree "
+                f"{result['actions_agree']}/{result['samples']}"
+            )
             if not parity_ok(result):
                 raise CheckpointError("the export does not match its checkpoint (see the figures above)")
     except (ValueError, ImportError, OSError) as error:  # CheckpointError is a ValueError

@@ -2,6 +2,7 @@
 fields against the env, model.onnx's hash, inputs, outputs and operators; regular files
 only; nothing unpickled) and run with onnxruntime, no torch: ``load_exported(path, env)``
 gives an ``OnnxAgent``, which plays like a checkpoint's ``PolicyAgent``."""
+
 from __future__ import annotations
 
 import functools
@@ -14,8 +15,20 @@ from pathlib import Path
 
 import numpy as np
 
-from training.agents.checkpoint import (MAX_MODEL_BYTES, MODEL_FILE, SIDECAR_FILE, CheckpointError, check_fields, field_error, fit_problems,
-                                        is_count, is_env_id, is_object, read_bytes, read_json)
+from training.agents.checkpoint import (
+    MAX_MODEL_BYTES,
+    MODEL_FILE,
+    SIDECAR_FILE,
+    CheckpointError,
+    check_fields,
+    field_error,
+    fit_problems,
+    is_count,
+    is_env_id,
+    is_object,
+    read_bytes,
+    read_json,
+)
 from training.common.files import file_stamp
 
 EXPORT_FORMAT_VERSION = 1
@@ -36,10 +49,14 @@ def require(module: str):
 def interface(observation_size: int, action_size: int) -> dict:
     """The graph's inputs and outputs as bot.json lists them (``batch`` is a free dimension)."""
     return {
-        "inputs": [{"name": OBSERVATION, "dtype": "float32", "shape": ["batch", observation_size]},
-                   {"name": ACTION_MASK, "dtype": "float32", "shape": ["batch", action_size]}],
-        "outputs": [{"name": LOGITS, "dtype": "float32", "shape": ["batch", action_size]},
-                    {"name": ACTION, "dtype": "int64", "shape": ["batch"]}],
+        "inputs": [
+            {"name": OBSERVATION, "dtype": "float32", "shape": ["batch", observation_size]},
+            {"name": ACTION_MASK, "dtype": "float32", "shape": ["batch", action_size]},
+        ],
+        "outputs": [
+            {"name": LOGITS, "dtype": "float32", "shape": ["batch", action_size]},
+            {"name": ACTION, "dtype": "int64", "shape": ["batch"]},
+        ],
     }
 
 
@@ -47,20 +64,42 @@ def interface(observation_size: int, action_size: int) -> dict:
 def check_sidecar(bot, file: Path) -> None:
     """Raise ``CheckpointError`` naming ``file`` and the field when ``bot`` is not a bot.json
     this deckgym can run."""
-    fields = ("env_id", "env_args", "rules", "observation_size", "action_size", "observation_version", "actions",
-              "action_selection", "model")
-    check_fields(bot, file, "export", EXPORT_FORMAT_VERSION, fields,
-                 [("env_id", is_env_id, "an env id"), ("env_args", is_object, "an object"),
-                  ("rules", is_object, "an object"), ("model", is_object, "an object"),
-                  ("observation_size", is_count, "an integer > 0"), ("action_size", is_count, "an integer > 0"),
-                  ("observation_version", is_count, "an integer > 0")])
+    fields = (
+        "env_id",
+        "env_args",
+        "rules",
+        "observation_size",
+        "action_size",
+        "observation_version",
+        "actions",
+        "action_selection",
+        "model",
+    )
+    check_fields(
+        bot,
+        file,
+        "export",
+        EXPORT_FORMAT_VERSION,
+        fields,
+        [
+            ("env_id", is_env_id, "an env id"),
+            ("env_args", is_object, "an object"),
+            ("rules", is_object, "an object"),
+            ("model", is_object, "an object"),
+            ("observation_size", is_count, "an integer > 0"),
+            ("action_size", is_count, "an integer > 0"),
+            ("observation_version", is_count, "an integer > 0"),
+        ],
+    )
     actions = bot["actions"]
-    if not isinstance(actions, list) or len(actions) != bot["action_size"] or \
-            not all(isinstance(a, str) for a in actions):
+    if (
+        not isinstance(actions, list)
+        or len(actions) != bot["action_size"]
+        or not all(isinstance(a, str) for a in actions)
+    ):
         raise field_error(file, "actions", f"a list of {bot['action_size']} action texts", actions)
     if bot["action_selection"] not in ACTION_SELECTIONS:
-        raise field_error(file, "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}",
-                          bot["action_selection"])
+        raise field_error(file, "action_selection", f"one of {', '.join(ACTION_SELECTIONS)}", bot["action_selection"])
     model = bot["model"]
     if model.get("file") != MODEL_FILE:
         raise field_error(file, "model.file", repr(MODEL_FILE), model.get("file"))
@@ -78,8 +117,9 @@ def check_exported_compatible(bot: dict, env, where: str) -> None:
     (another game, other rules, other sizes, another observation layout)."""
     problems = fit_problems(bot, env)
     if bot["env_id"] == env.id and bot["observation_version"] != env.spec.observation_version:
-        problems.append(f"observation layout version {bot['observation_version']} vs "
-                        f"{env.spec.observation_version} here")
+        problems.append(
+            f"observation layout version {bot['observation_version']} vs {env.spec.observation_version} here"
+        )
     if problems:
         raise CheckpointError(f"exported bot {where} does not fit this game: " + "; ".join(problems))
 
@@ -88,8 +128,11 @@ def read_sidecar(path) -> dict:
     """An exported folder's bot.json, checked (``check_sidecar``)."""
     path = Path(path)
     if not path.is_dir():
-        raise CheckpointError(f"exported bot folder {path} does not exist" if not path.exists()
-                              else f"{path} is not an exported bot folder")
+        raise CheckpointError(
+            f"exported bot folder {path} does not exist"
+            if not path.exists()
+            else f"{path} is not an exported bot folder"
+        )
     file = path / SIDECAR_FILE
     if not os.path.lexists(file):
         raise CheckpointError(f"{path} is not an exported bot folder: {file} is missing")
@@ -108,6 +151,7 @@ def check_graph(model, bot: dict, file: Path) -> None:
     lists (names, dtypes, shapes), only the operators an export uses, and no external data."""
     from onnx import TensorProto
     from onnx.external_data_helper import uses_external_data
+
     dtypes = {"float32": TensorProto.FLOAT, "int64": TensorProto.INT64}
     for kind, listed in (("input", model.graph.input), ("output", model.graph.output)):
         wanted = bot["model"][f"{kind}s"]
@@ -119,17 +163,25 @@ def check_graph(model, bot: dict, file: Path) -> None:
                 raise CheckpointError(f"{file}: graph {kind} {value.name!r} is not a {want['dtype']} tensor")
             dims = _dims(value)
             if len(dims) != len(want["shape"]) or dims[1:] != want["shape"][1:]:
-                raise CheckpointError(f"{file}: graph {kind} {value.name!r} has shape "
-                                      f"{['batch' if d is None else d for d in dims]}, not {want['shape']}")
+                raise CheckpointError(
+                    f"{file}: graph {kind} {value.name!r} has shape "
+                    f"{['batch' if d is None else d for d in dims]}, not {want['shape']}"
+                )
     domains = {op.domain for op in model.opset_import} - {"", "ai.onnx"}
     if domains or model.functions or len(model.graph.sparse_initializer):
         raise CheckpointError(f"{file}: uses operator domains or functions a deckgym export never has")
-    unknown = sorted({node.op_type for node in model.graph.node if node.domain not in ("", "ai.onnx")
-                      or node.op_type not in ALLOWED_OPS})
+    unknown = sorted(
+        {
+            node.op_type
+            for node in model.graph.node
+            if node.domain not in ("", "ai.onnx") or node.op_type not in ALLOWED_OPS
+        }
+    )
     if unknown:
         raise CheckpointError(f"{file}: operators {', '.join(unknown)[:200]} are not in a deckgym export")
-    tensors = list(model.graph.initializer) + [attr.t for node in model.graph.node for attr in node.attribute
-                                               if attr.HasField("t")]
+    tensors = list(model.graph.initializer) + [
+        attr.t for node in model.graph.node for attr in node.attribute if attr.HasField("t")
+    ]
     if any(uses_external_data(tensor) for tensor in tensors):
         raise CheckpointError(f"{file}: refers to external data files (a deckgym export holds its weights)")
 
@@ -188,16 +240,20 @@ class OnnxAgent:
         obs = np.asarray(observations, np.float32)
         masks = np.asarray(action_masks, np.float32)
         if obs.ndim != 2 or obs.shape[1] != self.obs_size or masks.shape != (obs.shape[0], self.num_actions):
-            raise ValueError(f"{self.name}: expected observations [N, {self.obs_size}] and masks "
-                             f"[N, {self.num_actions}], got {obs.shape} and {masks.shape}")
+            raise ValueError(
+                f"{self.name}: expected observations [N, {self.obs_size}] and masks "
+                f"[N, {self.num_actions}], got {obs.shape} and {masks.shape}"
+            )
         if not (masks > 0).any(axis=1).all():
             raise ValueError(f"{self.name}: an action mask with no legal move")
         logits, actions = self.session.run([LOGITS, ACTION], {OBSERVATION: obs, ACTION_MASK: masks})
         top = logits.max(axis=1)  # NaN if a legal logit is NaN
         if not np.isfinite(top).all():
             bad = top[~np.isfinite(top)][0]
-            raise CheckpointError(f"exported bot {self.path}: its policy gives {'NaN' if np.isnan(bad) else 'infinite'} "
-                                  "logits for the legal moves, so it can't choose a move")
+            raise CheckpointError(
+                f"exported bot {self.path}: its policy gives {'NaN' if np.isnan(bad) else 'infinite'} "
+                "logits for the legal moves, so it can't choose a move"
+            )
         return logits, actions
 
     def logits(self, observation, action_mask) -> np.ndarray:
@@ -214,8 +270,10 @@ class OnnxAgent:
             draws = self.rng.random(len(weights)) * weights[:, -1]
             chosen = (weights <= draws[:, None]).sum(axis=1).astype(np.int64)  # searchsorted(side="right")
         masks = np.asarray(action_masks)
-        if not (masks[np.arange(len(chosen)), np.minimum(chosen, self.num_actions - 1)] > 0).all() or \
-                (chosen >= self.num_actions).any():  # the graph masks: only a foreign graph gets here
+        if (
+            not (masks[np.arange(len(chosen)), np.minimum(chosen, self.num_actions - 1)] > 0).all()
+            or (chosen >= self.num_actions).any()
+        ):  # the graph masks: only a foreign graph gets here
             raise CheckpointError(f"exported bot {self.path} chose an illegal move: its graph does not apply the mask")
         return chosen
 

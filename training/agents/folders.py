@@ -3,6 +3,7 @@ model.onnx, bot.json), and copies of it where its match runs: a checkpoint or an
 its files and size-capped (``pack_agents``), and written into a temporary folder where the
 work runs (``agent_copies``), where ``make_agent`` finds it under the spec as the user gave it
 (``agent_folder``). So workers need no disk shared with this process (``training.running``)."""
+
 from __future__ import annotations
 
 import contextlib

@@ -10,6 +10,7 @@ legal moves, every move told as that seat may know it, and the score sheet at th
 after its verb; bad input prompts again; end of input, Ctrl-C or ``quit`` ends the game
 cleanly (``HumanQuit``, a ``SystemExit``: no traceback).
 """
+
 from __future__ import annotations
 
 import sys
@@ -55,8 +56,10 @@ def help_text(game, legal) -> str:
     moves = [game.action_to_text(a) for a in legal[:3]]
     short = [text.split(" ", 1)[1] for text in moves if " " in text]
     after = f" ({', '.join(map(repr, short))})" if short else ""
-    return (f"Type a move as listed (e.g. {', '.join(map(repr, moves))}) or just the part after its verb{after}. "
-            "'table' shows the table again, 'moves' the legal moves, 'quit' ends the game.")
+    return (
+        f"Type a move as listed (e.g. {', '.join(map(repr, moves))}) or just the part after its verb{after}. "
+        "'table' shows the table again, 'moves' the legal moves, 'quit' ends the game."
+    )
 
 
 class HumanAgent:
@@ -183,8 +186,9 @@ class HumanAgent:
     def parse(game, text: str, legal) -> int | None:
         """The legal action ``text`` names, or None: the move's text (any case), or the part
         after its verb ('7H', '7H unannounced', 'S', '7')."""
-        candidates = [text] + [f"{verb} {text}" for verb in
-                               dict.fromkeys(game.action_to_text(a).split()[0] for a in legal)]
+        candidates = [text] + [
+            f"{verb} {text}" for verb in dict.fromkeys(game.action_to_text(a).split()[0] for a in legal)
+        ]
         for candidate in candidates:
             try:
                 action = game.text_to_action(candidate)

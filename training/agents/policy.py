@@ -1,5 +1,6 @@
 """A trained policy as an agent: the MLP of a checkpoint's ``policy.npz`` run in numpy, an
 ensemble's (``training.agents.ensemble`` writes one) member by member."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,15 +31,18 @@ def ensemble_members(meta: dict, hidden: list, head_w: np.ndarray):
     if not isinstance(members, list) or len(members) < 2 or len(hidden) < 2:
         return None
     sizes = [m.get("hidden_sizes") if isinstance(m, dict) else None for m in members]
-    if not all(isinstance(s, list) and len(s) == len(hidden) and all(type(n) is int and n > 0 for n in s)
-               for s in sizes):
+    if not all(
+        isinstance(s, list) and len(s) == len(hidden) and all(type(n) is int and n > 0 for n in s) for s in sizes
+    ):
         return None
     if [sum(column) for column in zip(*sizes)] != [bias.shape[0] for _, bias in hidden]:
         return None
     blocks = []
     for span in block_spans(sizes):
-        layers = [(np.ascontiguousarray(hidden[i][0][span[i], span[i - 1]]), hidden[i][1][span[i]])
-                  for i in range(1, len(hidden))]
+        layers = [
+            (np.ascontiguousarray(hidden[i][0][span[i], span[i - 1]]), hidden[i][1][span[i]])
+            for i in range(1, len(hidden))
+        ]
         blocks.append((span[0], layers, np.ascontiguousarray(head_w[:, span[-1]])))
     for i in range(1, len(hidden)):  # every nonzero weight must lie in a member's block
         inside = sum(np.count_nonzero(layers[i - 1][0]) for _, layers, _ in blocks)
@@ -104,9 +108,11 @@ class PolicyAgent:
         logits = np.where(np.asarray(action_mask) > 0, logits, -np.inf)
         top = logits.max()  # NaN if any legal logit is NaN
         if not np.isfinite(top):
-            raise CheckpointError(f"checkpoint {self.name}: its policy gives {'NaN' if np.isnan(top) else 'infinite'} "
-                                  "logits for the legal moves (policy.npz holds NaN/inf weights, or they overflow), "
-                                  "so it can't choose a move")
+            raise CheckpointError(
+                f"checkpoint {self.name}: its policy gives {'NaN' if np.isnan(top) else 'infinite'} "
+                "logits for the legal moves (policy.npz holds NaN/inf weights, or they overflow), "
+                "so it can't choose a move"
+            )
         if self.deterministic:
             return int(np.argmax(logits))
         # Sample from the softmax with one uniform draw (illegal actions have weight 0 and

@@ -13,6 +13,7 @@ training-time evaluation is kept beside them. The folder is written beside ``--t
 renamed into place (``training.running.executor.replace_folder``), so it is never half written; an
 existing ``--to`` is replaced only with ``--replace``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,9 +23,10 @@ import sys
 from pathlib import Path
 
 from training.agents.checkpoint import read_meta
+from training.common.games import EnvHandle
 from training.matches.evaluate import bot_layout, evaluate
 from training.running.executor import replace_folder
-from training.common.games import EnvHandle
+
 
 def game_args(meta: dict) -> dict:
     """The env arguments of the bot's rules as ``training.matches.evaluate`` takes them: the preset
@@ -46,8 +48,9 @@ def command(env_id: str, args: dict, layout: list[str], games: int, seed: int) -
     return shlex.join(parts)
 
 
-def ship(source: Path, to: Path, games: int, seed: int = 0, processes: int = 1, replace: bool = False,
-         say=print) -> dict:
+def ship(
+    source: Path, to: Path, games: int, seed: int = 0, processes: int = 1, replace: bool = False, say=print
+) -> dict:
     meta = read_meta(source)
     if to.exists() and not replace:
         raise ValueError(f"{to} exists: pass --replace to replace it")
@@ -60,24 +63,36 @@ def ship(source: Path, to: Path, games: int, seed: int = 0, processes: int = 1, 
         layout = bot_layout(env, shipped, opponent, own_partner)
         say(f"{shipped} vs {opponent}: {games} duplicate sets ...")
         # played from the source folder: the same policy the shipped folder will hold
-        result = evaluate(env, [str(source) if a == shipped else a for a in layout], games, seed=seed,
-                          processes=processes)
+        result = evaluate(
+            env, [str(source) if a == shipped else a for a in layout], games, seed=seed, processes=processes
+        )
         mine = result["agents"][str(source)]
         evaluation[opponent] = {
             "command": command(env.id, args, layout, games, seed),
             **{k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score", "mean_score_ci95")},
-            **({"mean_score_per_deal": mine["mean_score"] / result["deals_per_game"]}
-               if result["deals_per_game"] else {}),
-            "games": result["games"], "duplicate_sets": games,
+            **(
+                {"mean_score_per_deal": mine["mean_score"] / result["deals_per_game"]}
+                if result["deals_per_game"]
+                else {}
+            ),
+            "games": result["games"],
+            "duplicate_sets": games,
         }
         ci = mine["win_share_ci95"]  # None from a single set
-        say(f"  win share {mine['win_share']:.3f} (95% CI {'n/a' if ci is None else f'{ci[0]:.3f}-{ci[1]:.3f}'}, "
-            f"even {mine['even_share']:.3f}), points/game {mine['mean_score']:.2f}")
+        say(
+            f"  win share {mine['win_share']:.3f} (95% CI {'n/a' if ci is None else f'{ci[0]:.3f}-{ci[1]:.3f}'}, "
+            f"even {mine['even_share']:.3f}), points/game {mine['mean_score']:.2f}"
+        )
     if "evaluation" in meta:
         evaluation["training_time_evaluation"] = meta["evaluation"]
     meta["evaluation"] = evaluation
-    replace_folder(to, {"meta.json": (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(),
-                        "policy.npz": (source / "policy.npz").read_bytes()})
+    replace_folder(
+        to,
+        {
+            "meta.json": (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode(),
+            "policy.npz": (source / "policy.npz").read_bytes(),
+        },
+    )
     return evaluation
 
 

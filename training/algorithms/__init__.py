@@ -23,6 +23,7 @@ An algorithm module defines (see ``docs/algorithms.md``, and ``maskable_ppo`` as
 - ``ACTION_SELECTION``: how the scores pick a move, ``"masked_sampling"`` (policy logits)
   or ``"masked_argmax"`` (action values), recorded in every checkpoint's meta.json.
 """
+
 from __future__ import annotations
 
 import importlib

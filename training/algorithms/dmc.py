@@ -25,6 +25,7 @@ epsilon-greedy actors, each Q(s, a) regressed on the Monte-Carlo return of its e
 The model follows SB3's ``learn``/callback protocol, and ``save`` writes a torch file of
 tensors and plain values only (loadable with ``torch.load(weights_only=True)``).
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -33,6 +34,7 @@ import numpy as np
 from pydantic import Field
 
 from training.common.schema import Number, Section
+
 from .value_nets import epsilon_greedy, network_arrays, q_network
 
 ACTION_SELECTION = "masked_argmax"
@@ -87,18 +89,22 @@ class DMC:
     def __init__(self, config, venv):
         import torch
         from stable_baselines3.common.logger import Logger
+
         self.a, self.seed = config.algorithm, config.training.seed
         self.env, self.n_envs, self.n_steps = venv, venv.num_envs, self.a.train_every
         self.observation_space, self.action_space = venv.observation_space, venv.action_space
         device = self.a.device
-        self.device = torch.device("cuda" if device == "auto" and torch.cuda.is_available() else
-                                   "cpu" if device == "auto" else device)
+        self.device = torch.device(
+            "cuda" if device == "auto" and torch.cuda.is_available() else "cpu" if device == "auto" else device
+        )
         torch.manual_seed(self.seed)
-        self.q = q_network(self.observation_space.shape[0], self.a.net_arch, self.a.activation,
-                           self.action_space.n).to(self.device)
+        self.q = q_network(self.observation_space.shape[0], self.a.net_arch, self.a.activation, self.action_space.n).to(
+            self.device
+        )
         if self.a.optimizer == "rmsprop":
-            self.optimizer = torch.optim.RMSprop(self.q.parameters(), lr=self.a.learning_rate,
-                                                 alpha=self.a.rmsprop_alpha, eps=self.a.optimizer_eps)
+            self.optimizer = torch.optim.RMSprop(
+                self.q.parameters(), lr=self.a.learning_rate, alpha=self.a.rmsprop_alpha, eps=self.a.optimizer_eps
+            )
         else:
             self.optimizer = torch.optim.Adam(self.q.parameters(), lr=self.a.learning_rate, eps=self.a.optimizer_eps)
         self.num_timesteps, self.updates = 0, 0
@@ -121,12 +127,14 @@ class DMC:
 
     def act(self, obs, masks, epsilon: float):
         import torch
+
         with torch.no_grad():
             q = self.q(torch.as_tensor(obs, device=self.device)).cpu().numpy()
         return epsilon_greedy(q, masks, epsilon, self.rng)
 
     def learn(self, total_timesteps: int, callback=None, reset_num_timesteps: bool = False):
         from stable_baselines3.common.callbacks import CallbackList
+
         callback = callback or CallbackList([])
         if reset_num_timesteps:
             self.num_timesteps, self._obs = 0, None
@@ -171,6 +179,7 @@ class DMC:
     def train(self) -> None:
         """One pass (``n_epochs``) over the finished episodes' transitions, then forget them."""
         import torch
+
         if not self.buffer:
             return
         obs = torch.as_tensor(np.stack([o for o, _, _ in self.buffer]), device=self.device)
@@ -181,7 +190,7 @@ class DMC:
         for _ in range(self.a.n_epochs):
             order = torch.as_tensor(self.rng.permutation(n), device=self.device)
             for start in range(0, n, self.a.batch_size):
-                batch = order[start:start + self.a.batch_size]
+                batch = order[start : start + self.a.batch_size]
                 q = self.q(obs[batch]).gather(1, actions[batch, None]).squeeze(1)
                 loss = torch.nn.functional.mse_loss(q, targets[batch])
                 self.optimizer.zero_grad()
@@ -200,9 +209,17 @@ class DMC:
 
     def save(self, path) -> None:
         import torch
-        torch.save({"network": self.q.state_dict(), "optimizer": self.optimizer.state_dict(),
-                    "num_timesteps": int(self.num_timesteps), "updates": int(self.updates),
-                    "config": dict(vars(self.a))}, path)
+
+        torch.save(
+            {
+                "network": self.q.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "num_timesteps": int(self.num_timesteps),
+                "updates": int(self.updates),
+                "config": dict(vars(self.a)),
+            },
+            path,
+        )
 
 
 def new(config, venv):
@@ -211,6 +228,7 @@ def new(config, venv):
 
 def load(path, venv, config):
     import torch
+
     model = DMC(config, venv)
     state = torch.load(path, map_location=model.device, weights_only=True)
     model.q.load_state_dict(state["network"])

@@ -23,6 +23,7 @@ OpenSpiel. A Q-network gives one value per action; the move is the masked argmax
 - Resume: ``save`` keeps both networks, the optimizer and the counters, not the replay
   buffer: a resumed run refills it, and trains again once it holds ``learning_starts``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,6 +34,7 @@ import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
 
 from training.common.schema import Number, Section
+
 from .value_nets import epsilon_greedy, network_arrays, q_network
 
 ACTION_SELECTION = "masked_argmax"
@@ -102,8 +104,14 @@ class ReplayBuffer:
 
     def sample(self, n: int, rng) -> tuple:
         rows = rng.integers(self.size, size=n)
-        return (self.obs[rows], self.actions[rows], self.rewards[rows], self.next_obs[rows], self.next_masks[rows],
-                self.dones[rows])
+        return (
+            self.obs[rows],
+            self.actions[rows],
+            self.rewards[rows],
+            self.next_obs[rows],
+            self.next_masks[rows],
+            self.dones[rows],
+        )
 
 
 class DoubleDQN:
@@ -111,6 +119,7 @@ class DoubleDQN:
 
     def __init__(self, config, venv):
         import torch
+
         a = self.config = config.algorithm
         self.env, self.seed = venv, config.training.seed
         self.observation_space, self.action_space = venv.observation_space, venv.action_space
@@ -139,6 +148,7 @@ class DoubleDQN:
     def logger(self):
         if self._logger is None:
             from stable_baselines3.common.logger import Logger
+
             self._logger = Logger(folder=None, output_formats=[])
         return self._logger
 
@@ -151,15 +161,24 @@ class DoubleDQN:
     def save(self, path) -> None:
         """Networks, optimizer and counters (not the replay buffer), for ``torch.load(weights_only=True)``."""
         import torch
-        torch.save({"q_net": self.q_net.state_dict(), "q_target": self.q_target.state_dict(),
-                    "optimizer": self.optimizer.state_dict(), "num_timesteps": self.num_timesteps,
-                    "n_updates": self.n_updates}, path)
+
+        torch.save(
+            {
+                "q_net": self.q_net.state_dict(),
+                "q_target": self.q_target.state_dict(),
+                "optimizer": self.optimizer.state_dict(),
+                "num_timesteps": self.num_timesteps,
+                "n_updates": self.n_updates,
+            },
+            path,
+        )
 
     # ------------------------------------------------------------------ acting and learning
     def act(self, obs: np.ndarray, masks: np.ndarray, epsilon: float) -> np.ndarray:
         """Masked epsilon-greedy moves for a batch: a uniformly drawn legal action with
         probability ``epsilon``, else the legal action of highest value."""
         import torch
+
         with torch.no_grad():
             q = self.q_net(torch.as_tensor(obs, device=self.device)).cpu().numpy()
         return epsilon_greedy(q, masks, epsilon, self.rng)
@@ -168,6 +187,7 @@ class DoubleDQN:
         """Double DQN targets: the online network picks the best legal next action, the target
         network values it."""
         import torch
+
         with torch.no_grad():
             best = self.q_net(next_obs).masked_fill(~next_masks, -torch.inf).argmax(1, keepdim=True)
             return rewards + self.config.gamma * (1 - dones) * self.q_target(next_obs).gather(1, best).squeeze(1)
@@ -194,13 +214,15 @@ class DoubleDQN:
     def _train(self) -> None:
         import torch
         import torch.nn.functional as F
+
         a = self.config
         if self.buffer.size < max(a.learning_starts, a.batch_size):
             return
         loss_fn = F.smooth_l1_loss if a.loss == "huber" else F.mse_loss
         for _ in range(a.gradient_steps):
             obs, actions, rewards, next_obs, next_masks, dones = (
-                torch.as_tensor(x, device=self.device) for x in self.buffer.sample(a.batch_size, self.rng))
+                torch.as_tensor(x, device=self.device) for x in self.buffer.sample(a.batch_size, self.rng)
+            )
             q = self.q_net(obs).gather(1, actions[:, None]).squeeze(1)
             loss = loss_fn(q, self.targets(rewards, next_obs, next_masks, dones))
             self.optimizer.zero_grad()
@@ -217,6 +239,7 @@ class DoubleDQN:
         """Collect ``train_freq`` vectorised steps, train, repeat, until ``total_timesteps``
         more timesteps (counted in whole rounds, as SB3 counts whole rollouts)."""
         from stable_baselines3.common.callbacks import CallbackList
+
         callback = callback or CallbackList([])
         if reset_num_timesteps or self._last_obs is None:  # like SB3: the envs' seeds are used once
             self._last_obs = self.env.reset()
@@ -255,6 +278,7 @@ def new(config, venv) -> DoubleDQN:
 def load(path, venv, config) -> DoubleDQN:
     """A learner from ``save``'s file; its replay buffer starts empty (see the module's doc)."""
     import torch
+
     model = DoubleDQN(config, venv)
     state = torch.load(path, map_location=model.device, weights_only=True)
     model.q_net.load_state_dict(state["q_net"])

@@ -1,4 +1,5 @@
 """MaskablePPO (sb3-contrib): PPO whose policy never samples a masked action."""
+
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -47,22 +48,38 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
 def new(config, venv):
     import torch.nn as nn
     from sb3_contrib import MaskablePPO
+
     a = config.algorithm
     return MaskablePPO(
-        "MlpPolicy", venv, learning_rate=a.learning_rate, n_steps=a.n_steps, batch_size=a.batch_size,
-        n_epochs=a.n_epochs, gamma=a.gamma, gae_lambda=a.gae_lambda, clip_range=a.clip_range, ent_coef=a.ent_coef,
-        vf_coef=a.vf_coef, max_grad_norm=a.max_grad_norm, device=a.device, seed=config.training.seed, verbose=0,
-        policy_kwargs={"net_arch": list(a.net_arch), "activation_fn": {"tanh": nn.Tanh, "relu": nn.ReLU}[a.activation]})
+        "MlpPolicy",
+        venv,
+        learning_rate=a.learning_rate,
+        n_steps=a.n_steps,
+        batch_size=a.batch_size,
+        n_epochs=a.n_epochs,
+        gamma=a.gamma,
+        gae_lambda=a.gae_lambda,
+        clip_range=a.clip_range,
+        ent_coef=a.ent_coef,
+        vf_coef=a.vf_coef,
+        max_grad_norm=a.max_grad_norm,
+        device=a.device,
+        seed=config.training.seed,
+        verbose=0,
+        policy_kwargs={"net_arch": list(a.net_arch), "activation_fn": {"tanh": nn.Tanh, "relu": nn.ReLU}[a.activation]},
+    )
 
 
 def load(path, venv, config):
     from sb3_contrib import MaskablePPO
+
     return MaskablePPO.load(path, env=venv, device=config.algorithm.device)
 
 
 def policy_arrays(model) -> tuple[dict, str]:
     """The policy MLP of the model as numpy arrays (its logits), and its activation."""
     import torch.nn as nn
+
     policy = model.policy
     linears = [m for m in policy.mlp_extractor.policy_net if isinstance(m, nn.Linear)]
     arrays = {}

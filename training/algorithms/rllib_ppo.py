@@ -22,6 +22,7 @@
 - Ray: ``ray.init()`` starts a local Ray, or joins the cluster named by ``RAY_ADDRESS`` (see
   docs/rllib.md); an already initialised Ray is used as it is.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,8 +37,8 @@ from pydantic import Field, model_validator
 
 from training.agents.folders import pack_agents
 from training.common.games import EnvHandle
-from training.running.executor import SCALE_EXTRA, import_ray, runtime_env
 from training.common.schema import COEF_MAX, Number, Section
+from training.running.executor import SCALE_EXTRA, import_ray, runtime_env
 
 # Imported where they are used: Ray (rllib_env and ray.rllib import it), torch and
 # stable-baselines3, which config validation must not wait for; the callback (stable-baselines3)
@@ -74,8 +75,9 @@ class Config(Section):
     @model_validator(mode="after")
     def _minibatch_within_a_batch(self):
         if self.minibatch_size > self.train_batch_size:
-            raise ValueError(f"minibatch_size ({self.minibatch_size}) must be at most train_batch_size "
-                             f"({self.train_batch_size})")
+            raise ValueError(
+                f"minibatch_size ({self.minibatch_size}) must be at most train_batch_size ({self.train_batch_size})"
+            )
         return self
 
 
@@ -99,7 +101,9 @@ def check_installed() -> None:
     try:
         importlib.import_module("ray.rllib")  # plain "ray" (no [rllib] extra) lacks its dependencies
     except ImportError:
-        raise ValueError(f"algorithm rllib_ppo needs RLlib (ray[rllib]), which is not installed: {SCALE_EXTRA}") from None
+        raise ValueError(
+            f"algorithm rllib_ppo needs RLlib (ray[rllib]), which is not installed: {SCALE_EXTRA}"
+        ) from None
 
 
 def module_ids(config) -> dict:
@@ -124,8 +128,10 @@ class RLlibPPO:
         from stable_baselines3.common.logger import Logger
 
         from training.learning.callback import next_multiple
+
         ray = import_ray("algorithm rllib_ppo")
         from training.learning.rllib_env import LEARNER
+
         self.config, self.a = config, config.algorithm
         self.env = venv
         self.observation_space, self.action_space = venv.observation_space, venv.action_space
@@ -160,6 +166,7 @@ class RLlibPPO:
 
     def learn(self, total_timesteps: int, callback=None, reset_num_timesteps: bool = False):
         from stable_baselines3.common.callbacks import CallbackList
+
         callback = callback or CallbackList([])
         if reset_num_timesteps:
             self.num_timesteps = 0
@@ -179,6 +186,7 @@ class RLlibPPO:
     def iterate(self, callback) -> bool:
         """One RLlib iteration and the callback's step; False: stop (training.max_seconds)."""
         from training.learning.callback import next_multiple
+
         result = self.algo.train()  # sample train_batch_size env steps, then update
         self.iterations += 1
         self.num_timesteps += self.learner_steps(result)
@@ -196,10 +204,12 @@ class RLlibPPO:
 
     def learner_steps(self, result) -> int:
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_MODULE_STEPS_SAMPLED
+
         return int(result.get(ENV_RUNNER_RESULTS, {}).get(NUM_MODULE_STEPS_SAMPLED, {}).get(self.learner, 0))
 
     def record(self, result) -> None:
         from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS
+
         runners, learner = result.get(ENV_RUNNER_RESULTS, {}), result.get(LEARNER_RESULTS, {}).get(self.learner, {})
         returns = runners.get("module_episode_returns_mean", {}).get(self.learner)
         if returns is not None:
@@ -218,6 +228,7 @@ class RLlibPPO:
     def take_snapshot(self) -> None:
         """Freeze the learner's policy into the next self-play slot, on every env runner."""
         from training.learning.rllib_env import snapshot_id
+
         slot = snapshot_id(self.snapshots_taken, self.window)
         self.snapshots[slot] = {k: v for k, v in self.learner_weights().items() if k.startswith("pi.")}
         self.snapshots_taken += 1
@@ -240,10 +251,19 @@ class RLlibPPO:
 
     def save(self, path) -> None:
         import torch
-        torch.save({"learner_group": to_torch(self.algo.learner_group.get_state()),
-                    "snapshots": to_torch(self.snapshots), "snapshots_taken": self.snapshots_taken,
-                    "next_snapshot": self.next_snapshot, "num_timesteps": int(self.num_timesteps),
-                    "iterations": self.iterations, "config": dict(vars(self.a))}, path)
+
+        torch.save(
+            {
+                "learner_group": to_torch(self.algo.learner_group.get_state()),
+                "snapshots": to_torch(self.snapshots),
+                "snapshots_taken": self.snapshots_taken,
+                "next_snapshot": self.next_snapshot,
+                "num_timesteps": int(self.num_timesteps),
+                "iterations": self.iterations,
+                "config": dict(vars(self.a)),
+            },
+            path,
+        )
 
 
 @contextlib.contextmanager
@@ -255,8 +275,10 @@ def stop_between_iterations():
         yield []
         return
     stopping = []
-    handlers = {sig: signal.signal(sig, lambda signum, frame: stopping.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    handlers = {
+        sig: signal.signal(sig, lambda signum, frame: stopping.append(signum))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield stopping
     finally:
@@ -268,6 +290,7 @@ def to_torch(tree):
     """numpy arrays (and numpy scalars) as tensors (and Python numbers): what
     ``torch.load(weights_only=True)`` reads back."""
     import torch
+
     if isinstance(tree, dict):
         return {k: to_torch(v) for k, v in tree.items()}
     if isinstance(tree, (list, tuple)):
@@ -281,6 +304,7 @@ def to_torch(tree):
 
 def to_numpy(tree):
     import torch
+
     if isinstance(tree, dict):
         return {k: to_numpy(v) for k, v in tree.items()}
     if isinstance(tree, (list, tuple)):
@@ -296,55 +320,112 @@ def build_config(config):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from training.learning.rllib_env import LEARNER, AECMultiAgentEnv, AgentModule, MaskedPolicyModule, MaskedPPOModule, \
-        SeatMapping, learner_class, snapshot_id
+    from training.learning.rllib_env import (
+        LEARNER,
+        AECMultiAgentEnv,
+        AgentModule,
+        MaskedPolicyModule,
+        MaskedPPOModule,
+        SeatMapping,
+        learner_class,
+        snapshot_id,
+    )
+
     a, opp = config.algorithm, config.opponents
     env = EnvHandle(config.env.id, config.env.args)
     probe = AECMultiAgentEnv({"env_id": env.id, "env_args": env.args})
-    obs_space, act_space = probe.observation_spaces[probe.possible_agents[0]], probe.action_spaces[probe.possible_agents[0]]
+    obs_space, act_space = (
+        probe.observation_spaces[probe.possible_agents[0]],
+        probe.action_spaces[probe.possible_agents[0]],
+    )
     net = {"net_arch": list(a.net_arch), "activation": a.activation}
-    specs = {LEARNER: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space,
-                                   action_space=act_space, model_config=net)}
+    specs = {
+        LEARNER: RLModuleSpec(
+            module_class=MaskedPPOModule, observation_space=obs_space, action_space=act_space, model_config=net
+        )
+    }
     ids = module_ids(config)
     for spec, mid in ids.items():
         if spec == "self_play":
             for k in range(opp.self_play.window + 1):
                 specs[snapshot_id(k, opp.self_play.window)] = RLModuleSpec(
-                    module_class=MaskedPolicyModule, observation_space=obs_space, action_space=act_space,
-                    model_config=net)
+                    module_class=MaskedPolicyModule,
+                    observation_space=obs_space,
+                    action_space=act_space,
+                    model_config=net,
+                )
         else:
-            specs[mid] = RLModuleSpec(module_class=AgentModule, observation_space=obs_space, action_space=act_space,
-                                      model_config={"env_id": env.id, "env_args": dict(env.args), "agent": spec,
-                                                    "files": pack_agents([spec]).get(spec),
-                                                    "deterministic": opp.deterministic,
-                                                    "seed": config.training.seed})
+            specs[mid] = RLModuleSpec(
+                module_class=AgentModule,
+                observation_space=obs_space,
+                action_space=act_space,
+                model_config={
+                    "env_id": env.id,
+                    "env_args": dict(env.args),
+                    "agent": spec,
+                    "files": pack_agents([spec]).get(spec),
+                    "deterministic": opp.deterministic,
+                    "seed": config.training.seed,
+                },
+            )
     weights = {}
     for entry in [e for e in opp.pool if e.agent in ids]:
         weights[ids[entry.agent]] = weights.get(ids[entry.agent], 0.0) + entry.weight
     own_partner = bool(env.rule_args.get("partnership", False)) and opp.partner == "learner"
-    mapping = SeatMapping(probe.possible_agents, list(weights.items()), opp.learner_seat, own_partner,
-                          opp.self_play.latest_weight, opp.self_play.window)
+    mapping = SeatMapping(
+        probe.possible_agents,
+        list(weights.items()),
+        opp.learner_seat,
+        own_partner,
+        opp.self_play.latest_weight,
+        opp.self_play.window,
+    )
     device = a.device
     if device == "auto":
         import torch
+
         device = "cuda" if torch.cuda.is_available() else "cpu"
     return (
         PPOConfig()
-        .environment(AECMultiAgentEnv, env_config={"env_id": env.id, "env_args": dict(env.args),
-                                                   "reward_transform": config.training.reward_transform},
-                     disable_env_checking=True)
-        .env_runners(num_env_runners=a.num_env_runners, num_envs_per_env_runner=a.num_envs_per_env_runner,
-                     num_cpus_per_env_runner=1,
-                     # RLlib drops a sample slower than its default 60 s (a loaded machine, a big
-                     # batch) and the iteration then trains on nothing: wait for it instead
-                     sample_timeout_s=None)
-        .learners(num_learners=a.num_learners, num_gpus_per_learner=1 if device == "cuda" else 0,
-                  learner_class=learner_class())
-        .training(lr=a.lr, gamma=a.gamma, lambda_=a.lambda_, clip_param=a.clip_param, vf_clip_param=a.vf_clip_param,
-                  entropy_coeff=a.entropy_coeff, vf_loss_coeff=a.vf_loss_coeff, use_kl_loss=a.use_kl_loss,
-                  kl_coeff=a.kl_coeff, kl_target=a.kl_target, grad_clip=a.grad_clip, grad_clip_by="global_norm",
-                  train_batch_size_per_learner=a.train_batch_size // max(1, a.num_learners),
-                  minibatch_size=a.minibatch_size, num_epochs=a.num_epochs)
+        .environment(
+            AECMultiAgentEnv,
+            env_config={
+                "env_id": env.id,
+                "env_args": dict(env.args),
+                "reward_transform": config.training.reward_transform,
+            },
+            disable_env_checking=True,
+        )
+        .env_runners(
+            num_env_runners=a.num_env_runners,
+            num_envs_per_env_runner=a.num_envs_per_env_runner,
+            num_cpus_per_env_runner=1,
+            # RLlib drops a sample slower than its default 60 s (a loaded machine, a big
+            # batch) and the iteration then trains on nothing: wait for it instead
+            sample_timeout_s=None,
+        )
+        .learners(
+            num_learners=a.num_learners,
+            num_gpus_per_learner=1 if device == "cuda" else 0,
+            learner_class=learner_class(),
+        )
+        .training(
+            lr=a.lr,
+            gamma=a.gamma,
+            lambda_=a.lambda_,
+            clip_param=a.clip_param,
+            vf_clip_param=a.vf_clip_param,
+            entropy_coeff=a.entropy_coeff,
+            vf_loss_coeff=a.vf_loss_coeff,
+            use_kl_loss=a.use_kl_loss,
+            kl_coeff=a.kl_coeff,
+            kl_target=a.kl_target,
+            grad_clip=a.grad_clip,
+            grad_clip_by="global_norm",
+            train_batch_size_per_learner=a.train_batch_size // max(1, a.num_learners),
+            minibatch_size=a.minibatch_size,
+            num_epochs=a.num_epochs,
+        )
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[LEARNER])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .debugging(seed=config.training.seed, log_level="ERROR")
@@ -357,11 +438,11 @@ def new(config, venv):
 
 def load(path, venv, config):
     import torch
+
     model = RLlibPPO(config, venv, snapshot_now=False)
     state = torch.load(path, map_location="cpu", weights_only=True)
     model.algo.learner_group.set_state(to_numpy(state["learner_group"]))
-    model.algo.env_runner_group.sync_weights(from_worker_or_learner_group=model.algo.learner_group,
-                                             inference_only=True)
+    model.algo.env_runner_group.sync_weights(from_worker_or_learner_group=model.algo.learner_group, inference_only=True)
     model.snapshots, model.snapshots_taken = to_numpy(state["snapshots"]), state["snapshots_taken"]
     model.next_snapshot, model.iterations = state["next_snapshot"], state["iterations"]
     model.num_timesteps = state["num_timesteps"]

@@ -1,5 +1,6 @@
 """What the action-value algorithms (DMC, DoubleDQN) share: the Q-network, masked
 epsilon-greedy moves and the network as a checkpoint's arrays."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,7 @@ import numpy as np
 def q_network(obs_size: int, net_arch, activation: str, n_actions: int):
     """The MLP obs -> net_arch (activation) -> one value per action."""
     import torch.nn as nn
+
     sizes, layers = [obs_size, *net_arch], []
     for inputs, outputs in zip(sizes, sizes[1:]):
         layers += [nn.Linear(inputs, outputs), {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]()]
@@ -25,6 +27,7 @@ def epsilon_greedy(q, masks, epsilon: float, rng):
 def network_arrays(network) -> dict:
     """A ``q_network`` (or any MLP of Linear layers) as a checkpoint's policy.npz arrays."""
     import torch.nn as nn
+
     linears = [m for m in network if isinstance(m, nn.Linear)]
     arrays = {}
     for i, layer in enumerate(linears[:-1]):

@@ -1,5 +1,6 @@
 """Files every long job writes: a folder held by one process at a time, and files and folders
 replaced atomically, so a second run never mixes in and a kill never leaves half a file."""
+
 from __future__ import annotations
 
 import contextlib
@@ -30,8 +31,9 @@ def hold_folder(folder, what: str, hint: str = "wait for it to end"):
         except BlockingIOError:
             lock.seek(0)
             holder = lock.read().strip()
-            raise FolderInUse(f"{folder} is in use by another {what}{f' (process {holder})' if holder else ''}: "
-                              f"{hint}") from None
+            raise FolderInUse(
+                f"{folder} is in use by another {what}{f' (process {holder})' if holder else ''}: {hint}"
+            ) from None
         lock.truncate(0)
         lock.write(f"{os.getpid()}\n")
         lock.flush()
@@ -52,13 +54,16 @@ def check_replaceable(out, names: set[str], what: str, inputs: dict) -> None:
     for path, name in [(Path.cwd(), "the current folder"), *inputs.items()]:
         path = Path(path).resolve()
         if path.is_relative_to(target):
-            raise ValueError(f"--out {out} {f'is {name} itself' if path == target else f'holds {name}'}: "
-                             "replacing it would delete it; choose another folder")
+            raise ValueError(
+                f"--out {out} {f'is {name} itself' if path == target else f'holds {name}'}: "
+                "replacing it would delete it; choose another folder"
+            )
     if out.is_dir():
         others = sorted(set(os.listdir(out)) - names)
         if others:
-            raise ValueError(f"--out {out} holds {', '.join(others[:5])}: not {what}, so it is not replaced; "
-                             "choose another folder")
+            raise ValueError(
+                f"--out {out} holds {', '.join(others[:5])}: not {what}, so it is not replaced; choose another folder"
+            )
 
 
 def file_stamp(path):
@@ -161,6 +166,6 @@ def recover_leftovers(folder, prefix: str) -> None:
     leftovers = [entry for entry in folder.iterdir() if entry.name.startswith(prefix)]
     for entry in leftovers:  # recover first: a ``.<name>.old`` may be the only copy
         if entry.name.endswith(".old"):
-            recover_swap(folder / entry.name[1:-len(".old")])
+            recover_swap(folder / entry.name[1 : -len(".old")])
     for entry in leftovers:
         _remove(entry)

@@ -2,6 +2,7 @@
 game and its table. The games themselves declare themselves in ``envs/<game>/spec.py``
 (``envs.spec.GameSpec``); everything here reads those specs.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -10,11 +11,19 @@ import yaml
 
 from envs import GAMES, GameSpec, default_game, game_spec
 from envs.engine import MAX_SHOWN, clipped, shown
-
 from training.common.schema import parse_yaml, yaml_problem
 
-__all__ = ["GAMES", "EnvHandle", "GameSpec", "add_table_arguments", "default_game", "env_arguments", "game_spec",
-           "make_raw_env", "parse_env_args"]
+__all__ = [
+    "GAMES",
+    "EnvHandle",
+    "GameSpec",
+    "add_table_arguments",
+    "default_game",
+    "env_arguments",
+    "game_spec",
+    "make_raw_env",
+    "parse_env_args",
+]
 
 
 class EnvHandle:
@@ -56,8 +65,10 @@ def make_raw_env(env_id: str, **env_args):
     except TypeError:
         known = env_arguments(env_id)
         unknown = [k for k in env_args if k not in known] or list(env_args)
-        raise ValueError(f"unknown argument {clipped(', '.join(map(str, unknown)))} for {env_id}; its arguments are "
-                         f"{', '.join(known)}") from None
+        raise ValueError(
+            f"unknown argument {clipped(', '.join(map(str, unknown)))} for {env_id}; its arguments are "
+            f"{', '.join(known)}"
+        ) from None
 
 
 def env_arguments(env_id: str) -> list[str]:
@@ -85,7 +96,10 @@ def parse_env_args(pairs) -> dict:
 def add_table_arguments(parser) -> None:
     """The options every CLI that seats agents takes: ``--env``, ``--agents``, ``--arg``."""
     parser.add_argument("--env", default=default_game().id, help=" or ".join(GAMES))
-    parser.add_argument("--agents", default="heuristic,random",
-                        help="comma-separated, one per seat in seat order; a shorter list repeats around the table "
-                             "(a,b at 4 seats: a b a b)")
+    parser.add_argument(
+        "--agents",
+        default="heuristic,random",
+        help="comma-separated, one per seat in seat order; a shorter list repeats around the table "
+        "(a,b at 4 seats: a b a b)",
+    )
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg num_players=3")

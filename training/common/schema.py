@@ -2,6 +2,7 @@
 ``training.algorithms``, and the YAML values of the command lines): strict YAML, strict
 sections and the numbers a float key takes. Below the config and the games, so that both
 (and the algorithms the config lists) can use them."""
+
 from __future__ import annotations
 
 import math
@@ -42,6 +43,7 @@ COEF_MAX = 10.0  # loss coefficients: common values are 0.001-1; far above that 
 class Section(BaseModel):
     """A config section: unknown keys are errors, and values are strict (true is not 1, "5" is
     not 5), except the numbers a float key takes (``Number``)."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
@@ -53,8 +55,10 @@ class _StrictLoader(yaml.SafeLoader):
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise ConfigError(f"{self.name}, line {event.start_mark.line + 1}: YAML aliases "
-                              f"(*{clipped(event.anchor)}) are not allowed in configs: write the value out")
+            raise ConfigError(
+                f"{self.name}, line {event.start_mark.line + 1}: YAML aliases "
+                f"(*{clipped(event.anchor)}) are not allowed in configs: write the value out"
+            )
         return super().compose_node(parent, index)
 
 
@@ -94,8 +98,10 @@ def _refuse_repeated_keys(loader, node, path: str) -> None:
             key = loader.construct_object(key_node)
             where = f"{path}.{key}" if path else str(key)
             if key in seen:
-                raise ConfigError(f"{loader.name}, line {key_node.start_mark.line + 1}: duplicate key {shown(where)} "
-                                  f"(YAML would silently keep only the last one)")
+                raise ConfigError(
+                    f"{loader.name}, line {key_node.start_mark.line + 1}: duplicate key {shown(where)} "
+                    f"(YAML would silently keep only the last one)"
+                )
             seen.add(key)
             _refuse_repeated_keys(loader, value, where)
 
@@ -113,8 +119,9 @@ def read_text(path) -> str:
         with open(fd, "rb") as f:
             mode = os.fstat(fd).st_mode
             if not stat.S_ISREG(mode):
-                raise ConfigError(f"can't read config {path}: it is "
-                                  f"{'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}")
+                raise ConfigError(
+                    f"can't read config {path}: it is {'a directory' if stat.S_ISDIR(mode) else 'not a regular file'}"
+                )
             return f.read().decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"can't read config {path}: {exc.strerror or exc}") from None

@@ -6,17 +6,17 @@
 ``--agents`` lists one agent per seat (random, heuristic or a checkpoint folder); a shorter
 list is repeated around the table. ``--arg key=value`` sets an env argument.
 """
+
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
 from envs.present import presentation
-
 from training.agents import make_agent, seat_layout, split_agents
-from training.matches.evaluate import play_game
-from training.common.games import EnvHandle, add_table_arguments, parse_env_args
 from training.agents.human import HumanAgent, narrating_agent
+from training.common.games import EnvHandle, add_table_arguments, parse_env_args
+from training.matches.evaluate import play_game
 from training.matches.records import Recorder, check_record_folder, header_of, result_of, write_record
 
 
@@ -28,8 +28,10 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_di
     specs = seat_layout(agent_specs, env.seats)
     if specs.count("human") > 1:
         raise ValueError("at most one 'human' seat: the others would see its cards")
-    agents = [HumanAgent().bind(env.raw, i, names=specs) if s == "human" else make_agent(s, env, seed=seed + i)
-              for i, s in enumerate(specs)]
+    agents = [
+        HumanAgent().bind(env.raw, i, names=specs) if s == "human" else make_agent(s, env, seed=seed + i)
+        for i, s in enumerate(specs)
+    ]
     human = narrating_agent(agents)
     if verbose:
         args = ", ".join(f"{k}={v}" for k, v in env.args.items()) or "default arguments"
@@ -39,15 +41,21 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_di
 
     def finish(scores, winners):
         if record_dir:
-            path = write_record(Path(record_dir) / f"{env.id}-seed{seed}.jsonl", header_of(env, seed, specs),
-                                recorder.moves, result_of(env.raw.game, winners is None and not env.raw.game.is_over))
+            path = write_record(
+                Path(record_dir) / f"{env.id}-seed{seed}.jsonl",
+                header_of(env, seed, specs),
+                recorder.moves,
+                result_of(env.raw.game, winners is None and not env.raw.game.is_over),
+            )
             print(f"record: {path}")
         return scores
 
     if human is not None:  # the game as the person's seat sees it: never every hand
+
         def tell(raw, seat, action):
             recorder(raw, seat, action)
             human.on_move(raw, seat, action)
+
         scores, winners = play_game(env.raw, agents, seed, on_move=tell)
         human.finish()
         return finish(scores, winners)
@@ -71,8 +79,12 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_di
         print("\n" + presentation(env.raw.game).render(env.raw.game) + "\n")
         better = "lower" if env.spec.lower_score_wins else "higher"
         print(f"final scores ({better} is better):")
-        print("\n".join(f"  seat {seat} ({spec}): {score}{'  wins' if winners and seat in winners else ''}"
-                        for seat, (spec, score) in enumerate(zip(specs, scores))))
+        print(
+            "\n".join(
+                f"  seat {seat} ({spec}): {score}{'  wins' if winners and seat in winners else ''}"
+                for seat, (spec, score) in enumerate(zip(specs, scores))
+            )
+        )
     return finish(scores, winners)
 
 
@@ -80,12 +92,16 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.play", description=__doc__.split("\n\n")[0])
     add_table_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--record", metavar="DIR", help="write the game's record (JSON lines) into DIR "
-                                                         "(python -m training.replay shows it)")
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="write the game's record (JSON lines) into DIR (python -m training.replay shows it)",
+    )
     args = parser.parse_args(argv)
     try:
-        play(EnvHandle(args.env, parse_env_args(args.arg)), split_agents(args.agents), args.seed,
-             record_dir=args.record)
+        play(
+            EnvHandle(args.env, parse_env_args(args.arg)), split_agents(args.agents), args.seed, record_dir=args.record
+        )
     except ValueError as error:  # a bad agent, checkpoint, env argument or value, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
 

@@ -32,6 +32,7 @@ what a search bot (``act_on``) searches from.
 ``SeatReporter`` is the client side for a game played on a real engine: the events each
 seat sees, as the tests and the docs' example produce them (the game's ``Reporter``).
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,22 +45,31 @@ import numpy as np
 
 from envs.agent import SearchAgent
 from envs.engine import clipped
-from envs.search import ISMCTSBot
 from envs.protocol import ProtocolError, ProtocolReporter, ProtocolTable, fields, integer, json_list, json_type, quoted
+from envs.search import ISMCTSBot
 from envs.spec import GameSpec, default_game, discover
-
 from training.agents import PolicyAgent, checked_act, make_agent
 from training.common.games import EnvHandle
 
-__all__ = ["MAX_LINE", "PROTOCOL_VERSION", "SERVED_SPECS", "BotServer", "ProtocolError", "SeatReporter", "Session",
-           "read_lines", "serve"]
+__all__ = [
+    "MAX_LINE",
+    "PROTOCOL_VERSION",
+    "SERVED_SPECS",
+    "BotServer",
+    "ProtocolError",
+    "SeatReporter",
+    "Session",
+    "read_lines",
+    "serve",
+]
 
 PROTOCOL_VERSION = 1
 MAX_LINE = 1 << 20  # bytes of UTF-8 (newline not counted): a longer request is refused while it is read
 MAX_DIGITS = 4000  # an integer with more digits is refused (Python refuses to parse beyond 4300)
 START_OPTIONS = ("seed", "deterministic", "scores")
-SERVED_SPECS = ("'random', 'heuristic', 'ismcts[:simulations=1000,...]', a checkpoint folder or an exported bot "
-                "(onnx:DIR)")
+SERVED_SPECS = (
+    "'random', 'heuristic', 'ismcts[:simulations=1000,...]', a checkpoint folder or an exported bot (onnx:DIR)"
+)
 
 
 def _protocol_module(spec: GameSpec):
@@ -81,8 +91,10 @@ class Session:
     def __init__(self, agent_spec: str, message: dict, env_id: str | None = None):
         fields(message, "start", ("type", "protocol", "game", "seat", "players"), ("rules", "options", "id"))
         if type(message["protocol"]) is not int or message["protocol"] != PROTOCOL_VERSION:
-            raise ProtocolError(f"protocol version {quoted(message['protocol'])} is not spoken here: this server "
-                                f"speaks version {PROTOCOL_VERSION}")
+            raise ProtocolError(
+                f"protocol version {quoted(message['protocol'])} is not spoken here: this server "
+                f"speaks version {PROTOCOL_VERSION}"
+            )
         game = message["game"]
         if not isinstance(game, str):
             raise ProtocolError(f"game must be a string (an env id), not {json_type(game)}")
@@ -129,8 +141,15 @@ class Session:
 
     def ready(self) -> dict:
         rules = {**self.env.rule_args, **self.table.ready_rules()}
-        return {"type": "ready", "protocol": PROTOCOL_VERSION, "game": self.env.id, "seat": self.seat,
-                "players": self.players, "agent": getattr(self.agent, "name", "agent"), "rules": rules}
+        return {
+            "type": "ready",
+            "protocol": PROTOCOL_VERSION,
+            "game": self.env.id,
+            "seat": self.seat,
+            "players": self.players,
+            "agent": getattr(self.agent, "name", "agent"),
+            "rules": rules,
+        }
 
     def update(self, message: dict) -> dict:
         fields(message, "update", ("type", "events"), ("id",))
@@ -144,21 +163,29 @@ class Session:
                 raise ProtocolError(f"event {i} ({_brief(event)}): {exc}", event=i) from None
             except Exception as exc:  # a bug here must not leave a half-applied update
                 self.table = saved
-                raise ProtocolError(f"event {i} ({_brief(event)}): internal error: {type(exc).__name__}: {exc}",
-                                    event=i) from None
+                raise ProtocolError(
+                    f"event {i} ({_brief(event)}): internal error: {type(exc).__name__}: {exc}", event=i
+                ) from None
         return self.status("ok")
 
     def status(self, kind: str) -> dict:
         table = self.table
-        return {"type": kind, "expect": table.expect, "to_act": table.to_act() if table.game else None,
-                "totals": table.facts()["totals"]}
+        return {
+            "type": kind,
+            "expect": table.expect,
+            "to_act": table.to_act() if table.game else None,
+            "totals": table.facts()["totals"],
+        }
 
     def act(self, message: dict) -> dict:
         fields(message, "act", ("type", "legal"), ("id",))
         table, seat = self.table, self.seat
         if table.expect != "move" or table.to_act() != seat:
-            why = table.not_now("act") if table.expect != "move" else \
-                f"act can't come now: seat {table.to_act()} is to move, not you (seat {seat})"
+            why = (
+                table.not_now("act")
+                if table.expect != "move"
+                else f"act can't come now: seat {table.to_act()} is to move, not you (seat {seat})"
+            )
             raise ProtocolError(why)
         texts = json_list(message["legal"], "legal")
         legal = table.legal_actions()
@@ -171,8 +198,10 @@ class Session:
             raise ProtocolError(f"legal lists {quoted(wrong[0])}, which is not legal here: {why}")
         missing = [table.text(a) for a in legal if a not in given]
         if missing:
-            raise ProtocolError(f"legal lacks {', '.join(map(repr, missing))}: the legal moves here are "
-                                f"{', '.join(table.text(a) for a in legal)}")
+            raise ProtocolError(
+                f"legal lacks {', '.join(map(repr, missing))}: the legal moves here are "
+                f"{', '.join(table.text(a) for a in legal)}"
+            )
         observation, world = self.observe()
         action = int(checked_act(self.agent, seat, observation, world))
         reply = {"type": "move", "action": table.text(action)}
@@ -253,11 +282,14 @@ class BotServer:
         if len(line.rstrip(b"\r\n")) > MAX_LINE:
             return _too_long()
         try:
-            message = json.loads(line.decode("utf-8"), parse_constant=_non_finite, parse_float=_finite_float,
-                                 parse_int=_bounded_int)
+            message = json.loads(
+                line.decode("utf-8"), parse_constant=_non_finite, parse_float=_finite_float, parse_int=_bounded_int
+            )
         except UnicodeDecodeError as exc:
-            return {"type": "error", "error": f"the request is not UTF-8 text: byte 0x{line[exc.start]:02x} at "
-                                              f"offset {exc.start}"}
+            return {
+                "type": "error",
+                "error": f"the request is not UTF-8 text: byte 0x{line[exc.start]:02x} at offset {exc.start}",
+            }
         except json.JSONDecodeError as exc:
             return {"type": "error", "error": f"malformed JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"}
         except ProtocolError as exc:
@@ -284,15 +316,16 @@ class BotServer:
             raise ProtocolError(f"a request must be a JSON object, not {json_type(message)}")
         kind = message.get("type")
         if kind not in ("start", "update", "act", "stop"):
-            raise ProtocolError(f"unknown request type {quoted(kind)}: requests are \"start\", \"update\", \"act\" "
-                                "and \"stop\"")
+            raise ProtocolError(
+                f'unknown request type {quoted(kind)}: requests are "start", "update", "act" and "stop"'
+            )
         if kind == "start":
             if self.session is not None:
-                raise ProtocolError("a game is under way: send \"stop\" before starting another")
+                raise ProtocolError('a game is under way: send "stop" before starting another')
             self.session = Session(self.agent_spec, message, self.env_id)
             return self.session.ready()
         if self.session is None:
-            raise ProtocolError(f"{kind} can't come now: no game is under way (send \"start\" first)")
+            raise ProtocolError(f'{kind} can\'t come now: no game is under way (send "start" first)')
         if kind == "stop":
             fields(message, "stop", ("type",), ("id",))
             self.session = None

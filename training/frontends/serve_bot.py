@@ -11,6 +11,7 @@ stdout carries only the protocol's replies; anything else goes to stderr. The se
 answers until end of input, then exits with status 0; a client that closes the pipe early
 ends it quietly, with status 0 too.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,15 +19,15 @@ import os
 import sys
 
 from envs.spec import discover
-
 from training.frontends.protocol import SERVED_SPECS, BotServer, serve
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.serve_bot", description=__doc__.split("\n\n")[0])
     parser.add_argument("agent", help=f"the bot: {SERVED_SPECS}")
-    parser.add_argument("--env", choices=list(discover()),
-                        help="play this game only (default: the one each start names)")
+    parser.add_argument(
+        "--env", choices=list(discover()), help="play this game only (default: the one each start names)"
+    )
     args = parser.parse_args(argv)
     try:
         server = BotServer(args.agent, args.env)

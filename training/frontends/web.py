@@ -64,6 +64,7 @@ also holds ``text``, that view as the terminal's lines, which the page shows.
 The record is a ``training.matches.records`` game record, its header also naming the person's seat
 (``human_seat``); ``python -m training.replay`` checks and shows it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -96,10 +97,9 @@ from envs.present import presentation, presentation_of
 from envs.search import DEFAULTS as SEARCH_DEFAULTS
 from envs.search import ISMCTSBot, parse_options
 from envs.spec import discover
-
 from training.agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
-from training.common.games import EnvHandle, GameSpec
 from training.agents.human import view_text
+from training.common.games import EnvHandle, GameSpec
 from training.matches.records import header_of, record_text, result_of
 
 STATIC = Path(__file__).with_name("web_static")
@@ -107,7 +107,7 @@ HUMAN = "human"
 WEB_SCRIPT = "web.js"  # how the page draws a game's table: a file in the game's package
 MAX_BODY = 64 * 1024  # bytes of a request body
 MAX_SPEC = 500  # characters of an agent spec
-MAX_SEED = 2 ** 53 - 1  # exact in JavaScript
+MAX_SEED = 2**53 - 1  # exact in JavaScript
 MAX_BOTS_LISTED = 200
 MAX_META_BYTES = 1 << 20
 BUILTIN_BOTS = ("random", "heuristic")
@@ -118,8 +118,10 @@ BACKLOG = 2048  # connections waiting to be accepted (uvicorn's default)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # the methods that change nothing here
 DEFAULT_PORTS = {"http": 80, "https": 443}
-NOT_OFFERED = ("not a bot this server offers (random, heuristic, ismcts[:options] or one GET /api/options lists), "
-               "nor a checkpoint or exported bot it could seat at this table")
+NOT_OFFERED = (
+    "not a bot this server offers (random, heuristic, ismcts[:options] or one GET /api/options lists), "
+    "nor a checkpoint or exported bot it could seat at this table"
+)
 
 
 class ApiError(Exception):
@@ -144,10 +146,11 @@ class Session:
         except (ValueError, TypeError) as exc:
             raise ApiError(400, f"args: {exc}") from None
         if len(specs) != self.env.seats:
-            raise ApiError(400, f"agents: {len(specs)} given for {self.env.seats} seats: give one per seat "
-                                f"(\"human\" for yours)")
+            raise ApiError(
+                400, f'agents: {len(specs)} given for {self.env.seats} seats: give one per seat ("human" for yours)'
+            )
         if specs.count(HUMAN) != 1:
-            raise ApiError(400, f"agents: name \"human\" for exactly one seat (yours), not {specs.count(HUMAN)}")
+            raise ApiError(400, f'agents: name "human" for exactly one seat (yours), not {specs.count(HUMAN)}')
         self.seat = specs.index(HUMAN)
         self.agents: list = []  # per seat: its bot, None for the person
         for seat, spec in enumerate(specs):
@@ -339,8 +342,11 @@ class Sessions:
         waiting = [s for s in self._items.values() if not s.lock.locked()]
         oldest = min(waiting, key=lambda s: s.touched, default=None)
         if oldest is None or now - oldest.touched < self.idle_s:
-            raise ApiError(503, f"{self.limit} games are in progress, the most this server holds: finish or close "
-                                "one (or wait until one has been idle a while)")
+            raise ApiError(
+                503,
+                f"{self.limit} games are in progress, the most this server holds: finish or close "
+                "one (or wait until one has been idle a while)",
+            )
         del self._items[oldest.id]
         oldest.close()
 
@@ -393,10 +399,16 @@ class Sessions:
 # --------------------------------------------------------------------- the options
 def game_options() -> list[dict]:
     """Each registered game's name, seats and rule options, for the setup form."""
-    return [{"id": spec.id, "name": spec.name,
-             "players": dict(zip(("min", "max", "default"), spec.players)), "lower_wins": spec.lower_score_wins,
-             **presentation_of(spec).rule_options()}
-            for spec in discover().values()]
+    return [
+        {
+            "id": spec.id,
+            "name": spec.name,
+            "players": dict(zip(("min", "max", "default"), spec.players)),
+            "lower_wins": spec.lower_score_wins,
+            **presentation_of(spec).rule_options(),
+        }
+        for spec in discover().values()
+    ]
 
 
 def web_script(spec: GameSpec) -> str | None:
@@ -407,8 +419,11 @@ def web_script(spec: GameSpec) -> str | None:
 
 def game_scripts() -> str:
     """Every registered game's ``web.js``, one after another: ``GET /games.js``."""
-    return "\n".join(f"// {spec.id}: {spec.package}/{WEB_SCRIPT}\n{script}" for spec in discover().values()
-                     if (script := web_script(spec)) is not None)
+    return "\n".join(
+        f"// {spec.id}: {spec.package}/{WEB_SCRIPT}\n{script}"
+        for spec in discover().values()
+        if (script := web_script(spec)) is not None
+    )
 
 
 def _read_meta(file: Path) -> dict | None:
@@ -458,8 +473,7 @@ def search_spec(spec: str, move_time_ms: float) -> str:
     alone would search for all of it)."""
     options = parse_options(spec.partition(":")[2])
     if options.get("simulations", 0) > MAX_SIMULATIONS:
-        raise ValueError(f"simulations={options['simulations']} is over this server's cap of {MAX_SIMULATIONS} "
-                         "a move")
+        raise ValueError(f"simulations={options['simulations']} is over this server's cap of {MAX_SIMULATIONS} a move")
     time_ms = options.get("max_time_ms", 0)
     if time_ms > move_time_ms:
         raise ValueError(f"max_time_ms={time_ms:g} is over this server's limit of {move_time_ms:g} ms a move")
@@ -547,8 +561,10 @@ class ServedHostsOnly:
             origin_scheme, _, rest = origin.partition("://")
             if origin_scheme != scheme or "/" in rest or _name_and_port(rest, scheme) not in served:
                 pages = ", ".join(f"{scheme}://{name}:{port}" for name, port in served)
-                return 403, (f"refused: a {scope['method']} from the page at {shown(origin)}; this server takes "
-                             f"changes only from its own pages ({pages})")
+                return 403, (
+                    f"refused: a {scope['method']} from the page at {shown(origin)}; this server takes "
+                    f"changes only from its own pages ({pages})"
+                )
         return None
 
 
@@ -590,6 +606,7 @@ def _json_error(status: int, message: str) -> JSONResponse:
 def api(handler):
     """An endpoint whose ``ApiError`` becomes a JSON error, and any other exception a 500
     JSON error (logged): no request can take the server down."""
+
     @functools.wraps(handler)
     async def endpoint(request: Request):
         try:
@@ -599,6 +616,7 @@ def api(handler):
         except Exception as exc:
             traceback.print_exc()
             return _json_error(500, f"internal error: {type(exc).__name__}: {clipped(str(exc))}")
+
     return endpoint
 
 
@@ -643,8 +661,13 @@ def _since(request: Request) -> int:
     return int(text)
 
 
-def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, idle_minutes: float = 30.0,
-               host: str = "127.0.0.1", move_time_ms: float = MOVE_TIME_MS) -> Starlette:
+def create_app(
+    bot_roots=("checkpoints", "bots", "runs"),
+    max_games: int = 32,
+    idle_minutes: float = 30.0,
+    host: str = "127.0.0.1",
+    move_time_ms: float = MOVE_TIME_MS,
+) -> Starlette:
     """The web app; ``app.state.sessions`` holds the games (``Sessions``). ``host``: the
     ``--host`` it is served on (a Host it answers to); ``move_time_ms``: a search bot's
     time for one move."""
@@ -655,13 +678,16 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     async def scripts(request: Request):
-        return Response(await run_in_threadpool(game_scripts), media_type="text/javascript",
-                        headers={"Cache-Control": "no-cache"})
+        return Response(
+            await run_in_threadpool(game_scripts), media_type="text/javascript", headers={"Cache-Control": "no-cache"}
+        )
 
     @api
     async def options(request: Request):
-        bots = [{"spec": "random", "kind": "builtin", "env": None, "label": "random (any legal move)"},
-                {"spec": "heuristic", "kind": "builtin", "env": None, "label": "heuristic (rule-based)"}]
+        bots = [
+            {"spec": "random", "kind": "builtin", "env": None, "label": "random (any legal move)"},
+            {"spec": "heuristic", "kind": "builtin", "env": None, "label": "heuristic (rule-based)"},
+        ]
         bots += await run_in_threadpool(find_bots, roots)
         return JSONResponse({"games": game_options(), "bots": bots, "agent_specs": AGENT_SPECS})
 
@@ -679,12 +705,12 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
             raise ApiError(400, "args: render_mode is not for the web app (the page shows the table)")
         agents = data["agents"]
         if not isinstance(agents, list) or not all(isinstance(a, str) and a.strip() for a in agents):
-            raise ApiError(400, "agents: a list of agent specs, one per seat in seat order, \"human\" for yours")
+            raise ApiError(400, 'agents: a list of agent specs, one per seat in seat order, "human" for yours')
         agents = [a.strip() for a in agents]
         if any(len(a) > MAX_SPEC for a in agents):
             raise ApiError(400, f"agents: a spec is at most {MAX_SPEC} characters")
         seed = data.get("seed")
-        seed = secrets.randbelow(2 ** 31) if seed is None else _integer(seed, "seed", 0, MAX_SEED)
+        seed = secrets.randbelow(2**31) if seed is None else _integer(seed, "seed", 0, MAX_SEED)
 
         def start():
             offered = {bot["spec"] for bot in find_bots(roots)}
@@ -697,6 +723,7 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
             except Exception:
                 sessions.discard(session)
                 raise
+
         return JSONResponse(await off_the_loop(start), status_code=201)
 
     @api
@@ -709,12 +736,13 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
         session = sessions.get(request.path_params["sid"])
         data = await read_json(request, {"action": True, "since": False})
         since = data.get("since", 0)
-        _integer(since, "since", 0, 10 ** 12)
+        _integer(since, "since", 0, 10**12)
 
         def play():
             with session.claimed():
                 session.play(data["action"])
                 return session.state(since)
+
         return JSONResponse(await off_the_loop(play))
 
     @api
@@ -724,10 +752,12 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
         def read():
             with session.claimed():
                 return session.record()
+
         text = await run_in_threadpool(read)
         name = f"deckgym-{session.env.id}-seed{session.seed}.jsonl"
-        return Response(text, media_type="application/x-ndjson",
-                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        return Response(
+            text, media_type="application/x-ndjson", headers={"Content-Disposition": f'attachment; filename="{name}"'}
+        )
 
     @api
     async def drop(request: Request):
@@ -748,8 +778,11 @@ def create_app(bot_roots=("checkpoints", "bots", "runs"), max_games: int = 32, i
         Route("/api/games/{sid}/record", record),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes, middleware=[Middleware(ServedHostsOnly, host=host)],
-                    exception_handlers={HTTPException: http_error})
+    app = Starlette(
+        routes=routes,
+        middleware=[Middleware(ServedHostsOnly, host=host)],
+        exception_handlers={HTTPException: http_error},
+    )
     app.state.sessions = sessions
     return app
 
@@ -775,8 +808,12 @@ def make_server(app):
     """The uvicorn server for ``app``: on stopping, requests still running after
     ``SHUTDOWN_GRACE_S`` are dropped (their bots' threads are daemons: nothing waits)."""
     import uvicorn
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", backlog=BACKLOG,
-                                         timeout_graceful_shutdown=SHUTDOWN_GRACE_S))
+
+    return uvicorn.Server(
+        uvicorn.Config(
+            app, log_level="warning", lifespan="off", backlog=BACKLOG, timeout_graceful_shutdown=SHUTDOWN_GRACE_S
+        )
+    )
 
 
 class ServerThread:
@@ -815,35 +852,58 @@ def _is_loopback(host: str) -> bool:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.web", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1: this machine only); also a Host name the "
-                             "server answers to, besides localhost, 127.0.0.1 and [::1]")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only); also a Host name the "
+        "server answers to, besides localhost, 127.0.0.1 and [::1]",
+    )
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 takes a free one)")
-    parser.add_argument("--bots", action="append", metavar="DIR",
-                        help="folder to list checkpoints and exported bots from, and two levels below "
-                             "(repeatable; default: checkpoints, bots, runs)")
+    parser.add_argument(
+        "--bots",
+        action="append",
+        metavar="DIR",
+        help="folder to list checkpoints and exported bots from, and two levels below "
+        "(repeatable; default: checkpoints, bots, runs)",
+    )
     parser.add_argument("--max-games", type=int, default=32, help="games held at once (default 32)")
-    parser.add_argument("--idle-minutes", type=float, default=30.0,
-                        help="a game idle this long may be dropped when the server is full (default 30)")
-    parser.add_argument("--move-time-ms", type=float, default=MOVE_TIME_MS,
-                        help=f"the longest a search bot thinks about one move (default {MOVE_TIME_MS:g})")
+    parser.add_argument(
+        "--idle-minutes",
+        type=float,
+        default=30.0,
+        help="a game idle this long may be dropped when the server is full (default 30)",
+    )
+    parser.add_argument(
+        "--move-time-ms",
+        type=float,
+        default=MOVE_TIME_MS,
+        help=f"the longest a search bot thinks about one move (default {MOVE_TIME_MS:g})",
+    )
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535 or args.max_games < 1 or args.idle_minutes < 0 \
-            or not 0 < args.move_time_ms < float("inf"):
+    if (
+        not 0 <= args.port <= 65535
+        or args.max_games < 1
+        or args.idle_minutes < 0
+        or not 0 < args.move_time_ms < float("inf")
+    ):
         parser.error("need 0 <= --port <= 65535, --max-games >= 1, --idle-minutes >= 0, a finite --move-time-ms > 0")
-    app = create_app(args.bots or ("checkpoints", "bots", "runs"), args.max_games, args.idle_minutes, args.host,
-                     args.move_time_ms)
+    app = create_app(
+        args.bots or ("checkpoints", "bots", "runs"), args.max_games, args.idle_minutes, args.host, args.move_time_ms
+    )
     try:
         server = make_server(app)
     except ImportError:
-        parser.exit(1, "error: the web app needs starlette and uvicorn: pip install -e \".[web]\"\n")
+        parser.exit(1, 'error: the web app needs starlette and uvicorn: pip install -e ".[web]"\n')
     try:
         sock = bind_socket(args.host, args.port)
     except OSError as exc:
         parser.exit(1, f"error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}\n")
     if not _is_loopback(args.host):
-        print(f"warning: listening on {args.host}: anyone who reaches it can play, and load any checkpoint on this "
-              "machine as a bot", file=sys.stderr)
+        print(
+            f"warning: listening on {args.host}: anyone who reaches it can play, and load any checkpoint on this "
+            "machine as a bot",
+            file=sys.stderr,
+        )
     try:
         print(f"deckgym web app: open {url_of(sock)}  (Ctrl-C stops it)", flush=True)
         server.run(sockets=[sock])

@@ -63,6 +63,7 @@ relative to ``<out>``), and the outputs are written:
 writes the outputs for them alone: a long benchmark can publish a setting as soon as its trials
 are done. ``benchmark.yaml`` stays the whole config; a later run without it tables everything.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -91,19 +92,33 @@ import yaml
 from pydantic import BeforeValidator, Field, field_validator
 
 from envs.engine import clipped, shown
-
 from training.agents import make_agent
 from training.agents.checkpoint import read_meta
-from training.learning.config import (ALGORITHMS, CheckpointConfig, Config, ConfigError, OpponentsConfig, VecConfig, check_resumable,
-                     load_config, load_yaml)
-from training.matches.evaluate import bot_layout, evaluate
-from training.running.executor import add_executor_arguments, executor_from_args, read_folder, replace_folder, write_folder
 from training.common.files import hold_folder, recover_leftovers, write_file
 from training.common.games import EnvHandle, game_spec
-from training.matches.league import run_league
-from training.learning.preflight import check_config
 from training.common.schema import Number, Section
+from training.learning.config import (
+    ALGORITHMS,
+    CheckpointConfig,
+    Config,
+    ConfigError,
+    OpponentsConfig,
+    VecConfig,
+    check_resumable,
+    load_config,
+    load_yaml,
+)
+from training.learning.preflight import check_config
 from training.learning.train import train
+from training.matches.evaluate import bot_layout, evaluate
+from training.matches.league import run_league
+from training.running.executor import (
+    add_executor_arguments,
+    executor_from_args,
+    read_folder,
+    replace_folder,
+    write_folder,
+)
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
 # What a finished trial needs to count as finished, to play in the league and to be tabled: the
@@ -136,6 +151,7 @@ class BudgetConfig(Section):
 
 class BaseConfig(Section):
     """The training-config sections every trial shares (training.learning.config's own schema)."""
+
     opponents: OpponentsConfig = Field(default_factory=OpponentsConfig)
     vec: VecConfig = Field(default_factory=VecConfig)
     checkpoints: CheckpointConfig = Field(default_factory=CheckpointConfig)
@@ -163,8 +179,10 @@ class BenchmarkConfig(Section):
     def _folder_names(cls, value):
         for name in value:
             if not NAME.fullmatch(name):
-                raise ValueError(f"{shown(name)} is not a usable name (it names a folder): use letters, digits "
-                                 "and _ . + -, starting with a letter or digit")
+                raise ValueError(
+                    f"{shown(name)} is not a usable name (it names a folder): use letters, digits "
+                    "and _ . + -, starting with a letter or digit"
+                )
         return value
 
     @field_validator("seeds", "references")
@@ -215,8 +233,16 @@ def _where(loc) -> tuple[str, Any]:
 def load_benchmark(path=None, overrides: list[str] | None = None, data: dict | None = None) -> BenchmarkConfig:
     """A validated ``BenchmarkConfig`` from a YAML file (or a dict), with ``key.path=value``
     overrides. The trials' training configs are built and checked by ``plan_trials``."""
-    return load_yaml(BenchmarkConfig, path, overrides, data, error=BenchmarkError, where=_where,
-                     what="benchmark config", shape="a mapping (out, settings, algorithms, ...)")
+    return load_yaml(
+        BenchmarkConfig,
+        path,
+        overrides,
+        data,
+        error=BenchmarkError,
+        where=_where,
+        what="benchmark config",
+        shape="a mapping (out, settings, algorithms, ...)",
+    )
 
 
 def dump_benchmark(config: BenchmarkConfig) -> str:
@@ -238,10 +264,15 @@ class Trial(typing.NamedTuple):
 
 def _repath(message: str, setting: str, algorithm: str) -> str:
     """A training-config message in the benchmark config's key paths."""
-    for old, new in (("'algorithm.", f"'algorithms.{algorithm}."), ("'algorithm'", f"'algorithms.{algorithm}'"),
-                     ("'env.args", f"'settings.{setting}.args"), ("'env.id'", f"'settings.{setting}.env'"),
-                     ("'opponents.", "'base.opponents."), ("'vec.", "'base.vec."),
-                     ("'checkpoints.", "'base.checkpoints.")):
+    for old, new in (
+        ("'algorithm.", f"'algorithms.{algorithm}."),
+        ("'algorithm'", f"'algorithms.{algorithm}'"),
+        ("'env.args", f"'settings.{setting}.args"),
+        ("'env.id'", f"'settings.{setting}.env'"),
+        ("'opponents.", "'base.opponents."),
+        ("'vec.", "'base.vec."),
+        ("'checkpoints.", "'base.checkpoints."),
+    ):
         message = message.replace(old, new)
     return f"trial {setting}/{algorithm}: {message}"
 
@@ -253,10 +284,17 @@ def trial_config(bench: BenchmarkConfig, setting: str, algorithm: str, seed: int
     cls = ALGORITHMS.get(section["name"])
     if cls is not None and "torch_threads" in cls.model_fields:
         section.setdefault("torch_threads", 1)  # trials run side by side: one thread each
-    data = {"env": {"id": s.env, "args": dict(s.args)}, "algorithm": section, **bench.base.model_dump(),
-            "training": {"total_timesteps": bench.budget.total_timesteps, "max_seconds": bench.budget.max_seconds,
-                         "seed": seed},
-            "output": {"dir": str(out / "trials" / setting / algorithm), "name": f"seed{seed}"}}
+    data = {
+        "env": {"id": s.env, "args": dict(s.args)},
+        "algorithm": section,
+        **bench.base.model_dump(),
+        "training": {
+            "total_timesteps": bench.budget.total_timesteps,
+            "max_seconds": bench.budget.max_seconds,
+            "seed": seed,
+        },
+        "output": {"dir": str(out / "trials" / setting / algorithm), "name": f"seed{seed}"},
+    }
     try:
         return load_config(data=data)
     except ConfigError as exc:
@@ -294,8 +332,10 @@ def plan_trials(bench: BenchmarkConfig, out: Path) -> list[Trial]:
             try:
                 make_agent(ref, env, seed=0)
             except (ValueError, OSError) as exc:
-                raise BenchmarkError(f"benchmark config key 'references[{i}]': {shown(ref)} can't play setting "
-                                     f"{setting} ({s.env}): {exc}") from None
+                raise BenchmarkError(
+                    f"benchmark config key 'references[{i}]': {shown(ref)} can't play setting "
+                    f"{setting} ({s.env}): {exc}"
+                ) from None
     trials = []
     for setting in bench.settings:
         for algorithm in bench.algorithms:
@@ -305,8 +345,9 @@ def plan_trials(bench: BenchmarkConfig, out: Path) -> list[Trial]:
                     check_config(config)
                 except ConfigError as exc:
                     raise BenchmarkError(_repath(str(exc), setting, algorithm)) from None
-                trials.append(Trial(setting, algorithm, seed, out / "trials" / setting / algorithm / f"seed{seed}",
-                                    config))
+                trials.append(
+                    Trial(setting, algorithm, seed, out / "trials" / setting / algorithm / f"seed{seed}", config)
+                )
     return trials
 
 
@@ -325,35 +366,46 @@ def trial_state(trial: Trial, bench: BenchmarkConfig) -> str:
     if not trial.dir.exists():
         return "new"
     resumable = (trial.dir / "checkpoint" / "model.zip").is_file()
-    if not ((trial.dir / "config.yaml").is_file() and (resumable or (trial.dir / "checkpoint" / "policy.npz").is_file())):
+    if not (
+        (trial.dir / "config.yaml").is_file() and (resumable or (trial.dir / "checkpoint" / "policy.npz").is_file())
+    ):
         return "stale"
     try:
         saved = load_config(trial.dir / "config.yaml")
     except ConfigError as exc:
-        raise BenchmarkError(f"trial {trial.name}: its {trial.dir / 'config.yaml'} can't be read ({exc}); remove "
-                             f"{trial.dir} to train it anew") from None
+        raise BenchmarkError(
+            f"trial {trial.name}: its {trial.dir / 'config.yaml'} can't be read ({exc}); remove "
+            f"{trial.dir} to train it anew"
+        ) from None
     saved = saved.model_copy(update={"output": trial.config.output})
     try:
         check_resumable(saved, trial.config)
     except ConfigError as exc:
-        raise BenchmarkError(f"trial {trial.name} in {trial.dir} was trained with another config: {exc}. Give the "
-                             f"benchmark another out folder (--out), or remove {trial.dir}") from None
+        raise BenchmarkError(
+            f"trial {trial.name} in {trial.dir} was trained with another config: {exc}. Give the "
+            f"benchmark another out folder (--out), or remove {trial.dir}"
+        ) from None
     result = read_json(trial.dir / RESULT_FILE)
-    if (isinstance(result, dict) and result.get("config") == _comparable(trial.config)
-            and result.get("evaluation_settings") == _plain(evaluation_settings(bench))
-            and (trial.dir / "checkpoint" / "policy.npz").is_file()):
+    if (
+        isinstance(result, dict)
+        and result.get("config") == _comparable(trial.config)
+        and result.get("evaluation_settings") == _plain(evaluation_settings(bench))
+        and (trial.dir / "checkpoint" / "policy.npz").is_file()
+    ):
         return "finished"
     return "resume" if resumable else "stale"  # kept files of a finished trial whose evaluation changed
 
 
 # ---------------------------------------------------------------- one trial, in its own process
-def record_evaluation_time(run_dir: Path, evaluation: dict, training_seconds: float,
-                           evaluation_seconds: float) -> None:
+def record_evaluation_time(run_dir: Path, evaluation: dict, training_seconds: float, evaluation_seconds: float) -> None:
     """Log a periodic evaluation's wall-clock (training seconds at its start, and its own
     length) in the run's ``evaluation_times.jsonl`` (``RunCallback``'s ``on_evaluation``):
     evaluations.jsonl holds no time, and the checkpoint only its latest."""
-    line = {"timesteps": evaluation.get("timesteps"), "training_seconds": round(training_seconds, 3),
-            "evaluation_seconds": round(evaluation_seconds, 3)}
+    line = {
+        "timesteps": evaluation.get("timesteps"),
+        "training_seconds": round(training_seconds, 3),
+        "evaluation_seconds": round(evaluation_seconds, 3),
+    }
     with open(run_dir / TIMES_FILE, "a") as f:
         f.write(json.dumps(line) + "\n")
 
@@ -379,8 +431,11 @@ def trial_curve(run_dir: Path) -> list[dict]:
         if not isinstance(step, int):
             continue
         seconds = line.get("training_seconds", times.get(step, {}).get("training_seconds"))
-        point = {"timesteps": step, "training_seconds": seconds,
-                 "evaluation_seconds": times.get(step, {}).get("evaluation_seconds")}
+        point = {
+            "timesteps": step,
+            "training_seconds": seconds,
+            "evaluation_seconds": times.get(step, {}).get("evaluation_seconds"),
+        }
         for opponent, r in line.items():
             if isinstance(r, dict) and "win_share" in r:
                 point[f"win_share_vs_{opponent}"] = r["win_share"]
@@ -416,8 +471,10 @@ def _run_logged(task: dict, log: Path) -> bool:
     """``run_trial`` with its output in ``log``: whether it finished (a failure's traceback is
     in the log)."""
     with _output_to(log):
-        print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: trial {task['name']} ({task['state']}), "
-              f"process {os.getpid()}", flush=True)
+        print(
+            f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: trial {task['name']} ({task['state']}), process {os.getpid()}",
+            flush=True,
+        )
         try:
             run_trial(task)
             return True
@@ -449,8 +506,11 @@ def _remote_trial(task: dict) -> dict:
             write_folder(run_dir, task["files"])
         log = Path(tmp) / f"{run_dir.name}.log"
         ok = _run_logged({**task, "dir": str(run_dir), "files": None}, log)
-        return {"ok": ok, "files": read_folder(run_dir) if run_dir.is_dir() else {},
-                "log": log.read_text(errors="replace")}
+        return {
+            "ok": ok,
+            "files": read_folder(run_dir) if run_dir.is_dir() else {},
+            "log": log.read_text(errors="replace"),
+        }
 
 
 def run_trial(task: dict) -> dict:
@@ -465,26 +525,43 @@ def run_trial(task: dict) -> dict:
     bot = str(run_dir / "checkpoint")
     final, started = {}, time.time()
     for ref in task["references"]:
-        result = evaluate(env, bot_layout(env, bot, ref, own_partner(config)), task["eval_games"],
-                          seed=task["eval_seed"], processes=1)
+        result = evaluate(
+            env, bot_layout(env, bot, ref, own_partner(config)), task["eval_games"], seed=task["eval_seed"], processes=1
+        )
         mine = result["agents"][bot]
-        final[ref] = {**{k: mine[k] for k in ("win_share", "win_share_ci95", "even_share", "mean_score",
-                                               "mean_score_ci95", "seats")},
-                      "games": result["games"], "duplicate_sets": result["duplicate_sets"],
-                      "truncated_games": result["truncated_games"]}
-        print(f"final evaluation vs {ref}: win share {mine['win_share']:.3f} (even {mine['even_share']:.3f}), "
-              f"points/game {mine['mean_score']:.2f}, {result['games']} games")
+        final[ref] = {
+            **{
+                k: mine[k]
+                for k in ("win_share", "win_share_ci95", "even_share", "mean_score", "mean_score_ci95", "seats")
+            },
+            "games": result["games"],
+            "duplicate_sets": result["duplicate_sets"],
+            "truncated_games": result["truncated_games"],
+        }
+        print(
+            f"final evaluation vs {ref}: win share {mine['win_share']:.3f} (even {mine['even_share']:.3f}), "
+            f"points/game {mine['mean_score']:.2f}, {result['games']} games"
+        )
     curve = trial_curve(run_dir)
     seconds = float(meta.get("training_seconds", 0.0))
     steps = int(meta["timesteps"])
     evaluating = sum(p["evaluation_seconds"] or 0.0 for p in curve if p["timesteps"] < steps)
     result = {
-        "setting": task["setting"], "algorithm": task["algorithm"], "seed": task["seed"],
-        "algorithm_name": config.algorithm.name, "env_id": config.env.id, "env_args": _plain(config.env.args),
-        "timesteps": steps, "training_seconds": seconds, "periodic_evaluation_seconds": round(evaluating, 3),
+        "setting": task["setting"],
+        "algorithm": task["algorithm"],
+        "seed": task["seed"],
+        "algorithm_name": config.algorithm.name,
+        "env_id": config.env.id,
+        "env_args": _plain(config.env.args),
+        "timesteps": steps,
+        "training_seconds": seconds,
+        "periodic_evaluation_seconds": round(evaluating, 3),
         "learner_steps_per_s": steps / max(seconds - evaluating, 1e-9) if seconds > 0 else None,
-        "final_evaluation_seconds": round(time.time() - started, 3), "final": final, "curve": curve,
-        "config": task["comparable"], "evaluation_settings": task["evaluation_settings"],
+        "final_evaluation_seconds": round(time.time() - started, 3),
+        "final": final,
+        "curve": curve,
+        "config": task["comparable"],
+        "evaluation_settings": task["evaluation_settings"],
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }
     write_file(run_dir / RESULT_FILE, json.dumps(result, indent=2) + "\n")
@@ -494,10 +571,20 @@ def run_trial(task: dict) -> dict:
 
 # ---------------------------------------------------------------- running trials side by side
 def _task(trial: Trial, bench: BenchmarkConfig, state: str) -> dict:
-    return {"name": trial.name, "setting": trial.setting, "algorithm": trial.algorithm, "seed": trial.seed,
-            "dir": str(trial.dir), "state": state, "config": trial.config.to_dict(),
-            "comparable": _comparable(trial.config), "evaluation_settings": _plain(evaluation_settings(bench)),
-            "references": list(bench.references), "eval_games": bench.eval_games, "eval_seed": bench.eval_seed}
+    return {
+        "name": trial.name,
+        "setting": trial.setting,
+        "algorithm": trial.algorithm,
+        "seed": trial.seed,
+        "dir": str(trial.dir),
+        "state": state,
+        "config": trial.config.to_dict(),
+        "comparable": _comparable(trial.config),
+        "evaluation_settings": _plain(evaluation_settings(bench)),
+        "references": list(bench.references),
+        "eval_games": bench.eval_games,
+        "eval_seed": bench.eval_seed,
+    }
 
 
 def _log_of(trial: Trial) -> Path:
@@ -535,12 +622,12 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
         while queue or running:
             while queue and len(running) < processes:
                 trial, state = queue.pop(0)
-                process = ctx.Process(target=_trial_main, args=(_task(trial, bench, state),),
-                                      name=f"trial {trial.name}")
+                process = ctx.Process(
+                    target=_trial_main, args=(_task(trial, bench, state),), name=f"trial {trial.name}"
+                )
                 process.start()
                 running[process.sentinel] = (process, trial, time.time())
-                say(f"  started {trial.name} ({'resuming' if state == 'resume' else 'new'}; "
-                    f"log {_log_of(trial)})")
+                say(f"  started {trial.name} ({'resuming' if state == 'resume' else 'new'}; log {_log_of(trial)})")
             for sentinel in multiprocessing.connection.wait(list(running)):
                 process, trial, began = running.pop(sentinel)
                 process.join()
@@ -548,13 +635,17 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
                 result = read_json(trial.dir / RESULT_FILE) if process.exitcode == 0 else None
                 if result is None:
                     failed.append(trial.name)
-                    say(f"  FAILED {trial.name} (exit code {process.exitcode}); {_log_of(trial)} ends:\n    "
-                        + _last_lines(_log_of(trial)))
+                    say(
+                        f"  FAILED {trial.name} (exit code {process.exitcode}); {_log_of(trial)} ends:\n    "
+                        + _last_lines(_log_of(trial))
+                    )
                     continue
                 shares = ", ".join(f"vs {ref} {r['win_share']:.3f}" for ref, r in result["final"].items())
-                say(f"  [{done}/{len(pending)}] {trial.name}: {result['timesteps']} steps, "
+                say(
+                    f"  [{done}/{len(pending)}] {trial.name}: {result['timesteps']} steps, "
                     f"{result['training_seconds']:.0f} s training, win share {shares} "
-                    f"({time.time() - began:.0f} s in all)")
+                    f"({time.time() - began:.0f} s in all)"
+                )
     except (KeyboardInterrupt, _Terminated):
         for process, _, _ in running.values():
             if terminated and process.is_alive():  # Ctrl-C reached them already; SIGTERM did not
@@ -593,8 +684,10 @@ def run_trials_ray(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, exe
             say(f"  FAILED {trial.name}; {_log_of(trial)} ends:\n    " + _last_lines(_log_of(trial)))
             continue
         shares = ", ".join(f"vs {ref} {r['win_share']:.3f}" for ref, r in result["final"].items())
-        say(f"  [{done}/{len(pending)}] {trial.name}: {result['timesteps']} steps, "
-            f"{result['training_seconds']:.0f} s training, win share {shares} ({time.time() - started:.0f} s so far)")
+        say(
+            f"  [{done}/{len(pending)}] {trial.name}: {result['timesteps']} steps, "
+            f"{result['training_seconds']:.0f} s training, win share {shares} ({time.time() - started:.0f} s so far)"
+        )
     return failed
 
 
@@ -622,35 +715,77 @@ def _reference_spec(ref: str) -> str:
     return str(Path(ref).resolve()) if Path(ref).is_dir() else ref
 
 
-def run_setting_league(bench: BenchmarkConfig, setting: str, trials: list[Trial], out: Path, processes: int,
-                       executor=None) -> dict:
+def run_setting_league(
+    bench: BenchmarkConfig, setting: str, trials: list[Trial], out: Path, processes: int, executor=None
+) -> dict:
     """The league of a setting's final agents and the references, in ``<out>/leagues/<setting>``.
     It keeps its log across reruns, unless a trial's checkpoint changed since its matches were
     played (then it is played anew)."""
     s = bench.settings[setting]
     refs = [_reference_spec(ref) for ref in bench.references]
     agents = {league_agent(t, out): _fingerprint(t.dir / "checkpoint") for t in trials}
-    record = {"agents": agents, "references": refs, "seed": bench.league_seed, "env": s.env,
-              "args": _plain(s.args)}
+    record = {"agents": agents, "references": refs, "seed": bench.league_seed, "env": s.env, "args": _plain(s.args)}
     folder, stamp = out / "leagues" / setting, out / "leagues" / f"{setting}.{LEAGUE_AGENTS}"
     if folder.exists() and read_json(stamp) != record:
         shutil.rmtree(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     write_file(stamp, json.dumps(record, indent=2) + "\n")
     with contextlib.chdir(out):
-        result = run_league(Path("leagues") / setting, agents=list(agents) + refs, env_id=s.env, env_args=dict(s.args),
-                            games=bench.league_games, seed=bench.league_seed, reference=refs[0],
-                            processes=processes, verbose=False, executor=executor)
-    return {"rows": result["rows"], "games": result["games"], "played": result["played"],
-            "reference": refs[0], "folder": str(folder)}
+        result = run_league(
+            Path("leagues") / setting,
+            agents=list(agents) + refs,
+            env_id=s.env,
+            env_args=dict(s.args),
+            games=bench.league_games,
+            seed=bench.league_seed,
+            reference=refs[0],
+            processes=processes,
+            verbose=False,
+            executor=executor,
+        )
+    return {
+        "rows": result["rows"],
+        "games": result["games"],
+        "played": result["played"],
+        "reference": refs[0],
+        "folder": str(folder),
+    }
 
 
 # ---------------------------------------------------------------- statistics and outputs
 # Two-sided 95% Student t quantiles by degrees of freedom; beyond 30, the normal's 1.96.
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
-       11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110, 18: 2.101, 19: 2.093,
-       20: 2.086, 21: 2.080, 22: 2.074, 23: 2.069, 24: 2.064, 25: 2.060, 26: 2.056, 27: 2.052, 28: 2.048,
-       29: 2.045, 30: 2.042}
+T95 = {
+    1: 12.706,
+    2: 4.303,
+    3: 3.182,
+    4: 2.776,
+    5: 2.571,
+    6: 2.447,
+    7: 2.365,
+    8: 2.306,
+    9: 2.262,
+    10: 2.228,
+    11: 2.201,
+    12: 2.179,
+    13: 2.160,
+    14: 2.145,
+    15: 2.131,
+    16: 2.120,
+    17: 2.110,
+    18: 2.101,
+    19: 2.093,
+    20: 2.086,
+    21: 2.080,
+    22: 2.074,
+    23: 2.069,
+    24: 2.064,
+    25: 2.060,
+    26: 2.056,
+    27: 2.052,
+    28: 2.048,
+    29: 2.045,
+    30: 2.042,
+}
 
 
 def t_interval(values) -> dict:
@@ -665,8 +800,9 @@ def t_interval(values) -> dict:
     return {"mean": mean, "ci95": [mean - half, mean + half], "n": len(values)}
 
 
-def summarize_setting(bench: BenchmarkConfig, results: list[dict], league: dict | None, out: Path,
-                      trials: list[Trial]) -> dict:
+def summarize_setting(
+    bench: BenchmarkConfig, results: list[dict], league: dict | None, out: Path, trials: list[Trial]
+) -> dict:
     """Per algorithm: each number's mean and t-interval over the seeds."""
     rating = {row["agent"]: row for row in (league or {}).get("rows", [])}
     agent_of = {(t.algorithm, t.seed): league_agent(t, out) for t in trials}
@@ -707,42 +843,58 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def setting_table(bench: BenchmarkConfig, setting: str, summary: dict, league: dict | None,
-                  lower_score_wins: bool) -> str:
+def setting_table(
+    bench: BenchmarkConfig, setting: str, summary: dict, league: dict | None, lower_score_wins: bool
+) -> str:
     s = bench.settings[setting]
     args = ", ".join(f"{k}={json.dumps(v)}" for k, v in s.args.items()) or "default arguments"
     header = ["algorithm", "seeds"]
     for ref in bench.references:
         header += [f"win share vs {ref}", f"points vs {ref}"]
     header += ["rating (mu)", "env steps", "wall-clock (s)", "learner steps/s"]
-    lines = [f"## {setting}", "", f"{s.env} ({args})", "",
-             "| " + " | ".join(_md(h) for h in header) + " |",
-             "|---|---:|" + "---:|" * (len(header) - 2)]
+    lines = [
+        f"## {setting}",
+        "",
+        f"{s.env} ({args})",
+        "",
+        "| " + " | ".join(_md(h) for h in header) + " |",
+        "|---|---:|" + "---:|" * (len(header) - 2),
+    ]
     for algorithm, row in summary.items():
         cells = [_md(algorithm), str(len(row["seeds"]))]
         for ref in bench.references:
             cells += [_cell(row[f"win_share_vs_{ref}"], 3, low=0.0, high=1.0), _cell(row[f"points_vs_{ref}"], 2)]
-        cells += [_cell(row["rating_mu"], 2), _cell(row["timesteps"], 0, interval=False),
-                  _cell(row["training_seconds"], 0, interval=False), _cell(row["learner_steps_per_s"], 0, low=0.0)]
+        cells += [
+            _cell(row["rating_mu"], 2),
+            _cell(row["timesteps"], 0, interval=False),
+            _cell(row["training_seconds"], 0, interval=False),
+            _cell(row["learner_steps_per_s"], 0, low=0.0),
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     evens = {ref: next((row[f"even_share_vs_{ref}"] for row in summary.values()), None) for ref in bench.references}
-    lines += ["", "Each cell: the mean over the seeds' final agents, and in brackets its 95% Student t interval over "
-              "the seeds (none with one seed; a win share's clipped to [0, 1]); env steps and wall-clock: the mean "
-              "only (results.json has their intervals). Win share and points: the final agent in "
-              f"{bench.eval_games} duplicate sets against each reference, seated as it trained (its seat, or both "
-              "seats of its side in partnership), the reference in every other seat; even share "
-              + ", ".join(f"{v:.3f} vs {_md(ref)}" for ref, v in evens.items() if v is not None)
-              + f". Points: final points per game of its seats, {'lower' if lower_score_wins else 'higher'} is "
-              "better. Rating: OpenSkill mu of each seed's agent in the setting's league (mean over the seeds), "
-              f"{_md(bench.references[0])} pinned at 25. Env steps: learner steps trained on. Wall-clock: training "
-              "time, periodic evaluations included. Learner steps/s: env steps per second of training, periodic "
-              "evaluations left out."]
+    lines += [
+        "",
+        "Each cell: the mean over the seeds' final agents, and in brackets its 95% Student t interval over "
+        "the seeds (none with one seed; a win share's clipped to [0, 1]); env steps and wall-clock: the mean "
+        "only (results.json has their intervals). Win share and points: the final agent in "
+        f"{bench.eval_games} duplicate sets against each reference, seated as it trained (its seat, or both "
+        "seats of its side in partnership), the reference in every other seat; even share "
+        + ", ".join(f"{v:.3f} vs {_md(ref)}" for ref, v in evens.items() if v is not None)
+        + f". Points: final points per game of its seats, {'lower' if lower_score_wins else 'higher'} is "
+        "better. Rating: OpenSkill mu of each seed's agent in the setting's league (mean over the seeds), "
+        f"{_md(bench.references[0])} pinned at 25. Env steps: learner steps trained on. Wall-clock: training "
+        "time, periodic evaluations included. Learner steps/s: env steps per second of training, periodic "
+        "evaluations left out.",
+    ]
     if league:
         refs = [row for row in league["rows"] if row["agent"] in league.get("references", [])]
         if refs:
-            lines += ["", "References in the league: " + ", ".join(
-                f"{_md(row['agent'])} mu {row['mu']:.2f} (sigma {row['sigma']:.2f})" for row in refs)
-                + f". Full ratings: leagues/{setting}/ratings.md."]
+            lines += [
+                "",
+                "References in the league: "
+                + ", ".join(f"{_md(row['agent'])} mu {row['mu']:.2f} (sigma {row['sigma']:.2f})" for row in refs)
+                + f". Full ratings: leagues/{setting}/ratings.md.",
+            ]
     lines += ["", f"![learning curves: {setting}](curves/{setting}.png)", ""]
     return "\n".join(lines)
 
@@ -753,10 +905,15 @@ def _seed_curves(results: list[dict], key: str) -> list[tuple[np.ndarray, np.nda
     for r in results:
         points = sorted((p for p in r["curve"] if p.get(key) is not None), key=lambda p: p["timesteps"])
         if points:
-            curves.append((np.array([p["timesteps"] for p in points], float),
-                           np.array([np.nan if p.get("training_seconds") is None else p["training_seconds"]
-                                     for p in points], float),
-                           np.array([p[key] for p in points], float)))
+            curves.append(
+                (
+                    np.array([p["timesteps"] for p in points], float),
+                    np.array(
+                        [np.nan if p.get("training_seconds") is None else p["training_seconds"] for p in points], float
+                    ),
+                    np.array([p[key] for p in points], float),
+                )
+            )
     return curves
 
 
@@ -775,8 +932,11 @@ def curve_band(curves) -> dict:
         out["mean"].append(stat["mean"])
         out["low"].append(band[0])
         out["high"].append(band[1])
-        times = [float(np.interp(g, steps[np.isfinite(sec)], sec[np.isfinite(sec)]))
-                 for steps, sec, _ in covering if np.isfinite(sec).any()]
+        times = [
+            float(np.interp(g, steps[np.isfinite(sec)], sec[np.isfinite(sec)]))
+            for steps, sec, _ in covering
+            if np.isfinite(sec).any()
+        ]
         out["seconds"].append(float(np.mean(times)) if times else np.nan)
     for key in ("mean", "low", "high", "seconds"):
         out[key] = np.array(out[key], float)
@@ -790,6 +950,7 @@ def curves_png(setting: str, results: list[dict], algorithms: list[str]) -> byte
     at the seeds' mean training time to reach its step."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+
     key = f"win_share_vs_{CURVE_OPPONENT}"
     fig = Figure(figsize=(11, 4.2))
     FigureCanvasAgg(fig)
@@ -806,8 +967,14 @@ def curves_png(setting: str, results: list[dict], algorithms: list[str]) -> byte
         band = curve_band(curves)
         for ax, x in zip(axes, (band["timesteps"], band["seconds"])):
             ok = np.isfinite(x)
-            ax.plot(x[ok], band["mean"][ok], color=f"C{i}", marker="o" if ok.sum() <= 30 else None, markersize=3,
-                    label=f"{algorithm} ({len(curves)} seed{'s' if len(curves) != 1 else ''})")
+            ax.plot(
+                x[ok],
+                band["mean"][ok],
+                color=f"C{i}",
+                marker="o" if ok.sum() <= 30 else None,
+                markersize=3,
+                label=f"{algorithm} ({len(curves)} seed{'s' if len(curves) != 1 else ''})",
+            )
             if np.isfinite(band["low"][ok]).any():
                 ax.fill_between(x[ok], band["low"][ok], band["high"][ok], color=f"C{i}", alpha=0.15, linewidth=0)
     for ax, label in zip(axes, ("env steps (learner steps)", "wall-clock (s of training)")):
@@ -819,8 +986,11 @@ def curves_png(setting: str, results: list[dict], algorithms: list[str]) -> byte
     axes[0].set_ylabel(f"win share vs {CURVE_OPPONENT}")
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
-    fig.suptitle(f"{setting}: periodic evaluations, mean over seeds; band: 95% t-interval over seeds "
-                 "(with 2 seeds: their range)", fontsize=10)
+    fig.suptitle(
+        f"{setting}: periodic evaluations, mean over seeds; band: 95% t-interval over seeds "
+        "(with 2 seeds: their range)",
+        fontsize=10,
+    )
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
@@ -832,15 +1002,31 @@ def _csv_row(row: dict) -> dict:
     return {k: f"{v:.6g}" if isinstance(v, float) else v for k, v in row.items()}
 
 
-def results_csv(bench: BenchmarkConfig, results: list[dict], leagues: dict, out: Path,
-                trials: list[Trial]) -> str:
+def results_csv(bench: BenchmarkConfig, results: list[dict], leagues: dict, out: Path, trials: list[Trial]) -> str:
     agent_of = {(t.setting, t.algorithm, t.seed): league_agent(t, out) for t in trials}
-    columns = ["setting", "algorithm", "algorithm_name", "seed", "env_id", "timesteps", "training_seconds",
-               "periodic_evaluation_seconds", "learner_steps_per_s", "final_evaluation_seconds"]
+    columns = [
+        "setting",
+        "algorithm",
+        "algorithm_name",
+        "seed",
+        "env_id",
+        "timesteps",
+        "training_seconds",
+        "periodic_evaluation_seconds",
+        "learner_steps_per_s",
+        "final_evaluation_seconds",
+    ]
     for ref in bench.references:
-        columns += [f"win_share_vs_{ref}", f"win_share_vs_{ref}_ci95_low", f"win_share_vs_{ref}_ci95_high",
-                    f"even_share_vs_{ref}", f"points_vs_{ref}", f"points_vs_{ref}_ci95_low",
-                    f"points_vs_{ref}_ci95_high", f"games_vs_{ref}"]
+        columns += [
+            f"win_share_vs_{ref}",
+            f"win_share_vs_{ref}_ci95_low",
+            f"win_share_vs_{ref}_ci95_high",
+            f"even_share_vs_{ref}",
+            f"points_vs_{ref}",
+            f"points_vs_{ref}_ci95_low",
+            f"points_vs_{ref}_ci95_high",
+            f"games_vs_{ref}",
+        ]
     columns += ["rating_mu", "rating_sigma", "rating_ordinal", "elo", "league_agent"]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, columns, lineterminator="\n")
@@ -850,37 +1036,71 @@ def results_csv(bench: BenchmarkConfig, results: list[dict], leagues: dict, out:
         for ref in bench.references:
             f = r["final"][ref]
             ws, pts = f["win_share_ci95"] or [None, None], f["mean_score_ci95"] or [None, None]
-            row.update({f"win_share_vs_{ref}": f["win_share"], f"win_share_vs_{ref}_ci95_low": ws[0],
-                        f"win_share_vs_{ref}_ci95_high": ws[1], f"even_share_vs_{ref}": f["even_share"],
-                        f"points_vs_{ref}": f["mean_score"], f"points_vs_{ref}_ci95_low": pts[0],
-                        f"points_vs_{ref}_ci95_high": pts[1], f"games_vs_{ref}": f["games"]})
+            row.update(
+                {
+                    f"win_share_vs_{ref}": f["win_share"],
+                    f"win_share_vs_{ref}_ci95_low": ws[0],
+                    f"win_share_vs_{ref}_ci95_high": ws[1],
+                    f"even_share_vs_{ref}": f["even_share"],
+                    f"points_vs_{ref}": f["mean_score"],
+                    f"points_vs_{ref}_ci95_low": pts[0],
+                    f"points_vs_{ref}_ci95_high": pts[1],
+                    f"games_vs_{ref}": f["games"],
+                }
+            )
         agent = agent_of[(r["setting"], r["algorithm"], r["seed"])]
         rating = next((x for x in (leagues.get(r["setting"]) or {}).get("rows", []) if x["agent"] == agent), {})
-        row.update({"rating_mu": rating.get("mu"), "rating_sigma": rating.get("sigma"),
-                    "rating_ordinal": rating.get("ordinal"), "elo": rating.get("elo"), "league_agent": agent})
+        row.update(
+            {
+                "rating_mu": rating.get("mu"),
+                "rating_sigma": rating.get("sigma"),
+                "rating_ordinal": rating.get("ordinal"),
+                "elo": rating.get("elo"),
+                "league_agent": agent,
+            }
+        )
         writer.writerow(_csv_row(row))
     return buffer.getvalue()
 
 
 def curves_csv(results: list[dict]) -> str:
     buffer = io.StringIO()
-    columns = ["setting", "algorithm", "seed", "timesteps", "training_seconds", "win_share_vs_heuristic",
-               "win_share_vs_heuristic_ci95_low", "win_share_vs_heuristic_ci95_high", "win_share_vs_random",
-               "mean_score_vs_heuristic", "mean_score_vs_random"]
+    columns = [
+        "setting",
+        "algorithm",
+        "seed",
+        "timesteps",
+        "training_seconds",
+        "win_share_vs_heuristic",
+        "win_share_vs_heuristic_ci95_low",
+        "win_share_vs_heuristic_ci95_high",
+        "win_share_vs_random",
+        "mean_score_vs_heuristic",
+        "mean_score_vs_random",
+    ]
     writer = csv.DictWriter(buffer, columns, lineterminator="\n")
     writer.writeheader()
     for r in results:
         for p in r["curve"]:
             ci = p.get("win_share_vs_heuristic_ci95") or [None, None]
-            writer.writerow(_csv_row({
-                "setting": r["setting"], "algorithm": r["algorithm"], "seed": r["seed"],
-                **{k: p.get(k) for k in columns[3:] if not k.endswith(("_low", "_high"))},
-                "win_share_vs_heuristic_ci95_low": ci[0], "win_share_vs_heuristic_ci95_high": ci[1]}))
+            writer.writerow(
+                _csv_row(
+                    {
+                        "setting": r["setting"],
+                        "algorithm": r["algorithm"],
+                        "seed": r["seed"],
+                        **{k: p.get(k) for k in columns[3:] if not k.endswith(("_low", "_high"))},
+                        "win_share_vs_heuristic_ci95_low": ci[0],
+                        "win_share_vs_heuristic_ci95_high": ci[1],
+                    }
+                )
+            )
     return buffer.getvalue()
 
 
-def write_outputs(bench: BenchmarkConfig, out: Path, trials: list[Trial], results: list[dict], leagues: dict,
-                  timing: dict) -> str:
+def write_outputs(
+    bench: BenchmarkConfig, out: Path, trials: list[Trial], results: list[dict], leagues: dict, timing: dict
+) -> str:
     (out / "curves").mkdir(exist_ok=True)
     summaries, sections = {}, []
     for setting, s in bench.settings.items():
@@ -890,25 +1110,33 @@ def write_outputs(bench: BenchmarkConfig, out: Path, trials: list[Trial], result
         league = leagues.get(setting)
         if league:
             league = {**league, "references": [_reference_spec(ref) for ref in bench.references]}
-        sections.append(setting_table(bench, setting, summaries[setting], league,
-                                      game_spec(s.env).lower_score_wins))
+        sections.append(setting_table(bench, setting, summaries[setting], league, game_spec(s.env).lower_score_wins))
         write_file(out / "curves" / f"{setting}.png", curves_png(setting, mine, list(bench.algorithms)))
     budget = bench.budget
-    head = ["# Benchmark results", "",
-            f"{len(bench.settings)} settings x {len(bench.algorithms)} algorithms x {len(bench.seeds)} seeds "
-            f"(seeds {', '.join(map(str, bench.seeds))}) = {len(trials)} trials, each trained for "
-            f"{budget.total_timesteps} env steps"
-            + (f" or {budget.max_seconds:g} s, whichever comes first" if budget.max_seconds else "")
-            + f"; final agents evaluated against {', '.join(bench.references)} in {bench.eval_games} duplicate sets "
-              f"(deal seeds from {bench.eval_seed}); leagues of {bench.league_games} duplicate sets per pairing. "
-              f"Config: benchmark.yaml. Raw numbers: results.csv, results.json, curves.csv.", ""]
+    head = [
+        "# Benchmark results",
+        "",
+        f"{len(bench.settings)} settings x {len(bench.algorithms)} algorithms x {len(bench.seeds)} seeds "
+        f"(seeds {', '.join(map(str, bench.seeds))}) = {len(trials)} trials, each trained for "
+        f"{budget.total_timesteps} env steps"
+        + (f" or {budget.max_seconds:g} s, whichever comes first" if budget.max_seconds else "")
+        + f"; final agents evaluated against {', '.join(bench.references)} in {bench.eval_games} duplicate sets "
+        f"(deal seeds from {bench.eval_seed}); leagues of {bench.league_games} duplicate sets per pairing. "
+        f"Config: benchmark.yaml. Raw numbers: results.csv, results.json, curves.csv.",
+        "",
+    ]
     markdown = "\n".join(head) + "\n" + "\n".join(sections)
     write_file(out / "results.md", markdown)
     write_file(out / "results.csv", results_csv(bench, results, leagues, out, trials))
     write_file(out / "curves.csv", curves_csv(results))
-    document = {"benchmark": _plain(bench.model_dump()), "timing": timing, "settings": {
-        setting: {"summary": summaries[setting], "league": leagues.get(setting)} for setting in bench.settings},
-        "trials": results}
+    document = {
+        "benchmark": _plain(bench.model_dump()),
+        "timing": timing,
+        "settings": {
+            setting: {"summary": summaries[setting], "league": leagues.get(setting)} for setting in bench.settings
+        },
+        "trials": results,
+    }
     write_file(out / "results.json", json.dumps(document, indent=1, default=_json_default) + "\n")
     return markdown
 
@@ -929,13 +1157,15 @@ def only_settings(bench: BenchmarkConfig, names) -> BenchmarkConfig:
     names = list(dict.fromkeys(names))
     unknown = [name for name in names if name not in bench.settings]
     if unknown or not names:
-        raise BenchmarkError(f"settings: {', '.join(map(repr, unknown)) or 'none given'}; the config has "
-                             f"{', '.join(bench.settings)}")
+        raise BenchmarkError(
+            f"settings: {', '.join(map(repr, unknown)) or 'none given'}; the config has {', '.join(bench.settings)}"
+        )
     return bench.model_copy(update={"settings": {name: bench.settings[name] for name in names}})
 
 
-def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None, verbose: bool = True,
-                  executor=None, settings=None) -> dict:
+def run_benchmark(
+    bench: BenchmarkConfig, out=None, processes: int | None = None, verbose: bool = True, executor=None, settings=None
+) -> dict:
     """Run (or continue) the benchmark in ``out`` (default ``bench.out``) and write its outputs;
     return ``{"markdown", "trials", "ran", "skipped", "timing", ...}``. Trials and league
     matches run in ``processes`` local processes, or as Ray tasks with a Ray ``executor``
@@ -961,11 +1191,13 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
             if state == "stale":  # killed before its first checkpoint: nothing to resume, it starts anew
                 _remove_stale(trial)
         counts = {k: list(states.values()).count(k) for k in ("finished", "resume", "stale", "new")}
-        say(f"benchmark {out}: {len(bench.settings)} settings x {len(bench.algorithms)} algorithms x "
+        say(
+            f"benchmark {out}: {len(bench.settings)} settings x {len(bench.algorithms)} algorithms x "
             f"{len(bench.seeds)} seeds = {len(trials)} trials ({counts['finished']} finished, {counts['resume']} to "
             f"resume, {counts['new'] + counts['stale']} to train), {processes} at a time; each "
             f"{bench.budget.total_timesteps} env steps"
-            + (f" or {bench.budget.max_seconds:g} s" if bench.budget.max_seconds else ""))
+            + (f" or {bench.budget.max_seconds:g} s" if bench.budget.max_seconds else "")
+        )
         if not pending:
             failed = []
         elif executor is not None and executor.ray:
@@ -974,23 +1206,38 @@ def run_benchmark(bench: BenchmarkConfig, out=None, processes: int | None = None
             failed = run_trials(pending, bench, processes, say)
         trained_at = time.time()
         if failed:
-            raise BenchmarkError(f"{len(failed)} trial(s) failed: {', '.join(failed)} (see their seed<k>.log); "
-                                 "the others are kept: rerun the same command to retry them")
+            raise BenchmarkError(
+                f"{len(failed)} trial(s) failed: {', '.join(failed)} (see their seed<k>.log); "
+                "the others are kept: rerun the same command to retry them"
+            )
         results = [read_json(t.dir / RESULT_FILE) for t in trials]
         leagues = {}
         for setting in bench.settings:
             setting_trials = [t for t in trials if t.setting == setting]
             leagues[setting] = run_setting_league(bench, setting, setting_trials, out, processes, executor)
-            say(f"  league {setting}: {leagues[setting]['played']} matches played, "
-                f"{leagues[setting]['games']} games rated ({out / 'leagues' / setting / 'ratings.md'})")
-        timing = {"this_run_seconds": round(time.time() - start, 1), "trials_seconds": round(trained_at - start, 1),
-                  "leagues_seconds": round(time.time() - trained_at, 1)}
+            say(
+                f"  league {setting}: {leagues[setting]['played']} matches played, "
+                f"{leagues[setting]['games']} games rated ({out / 'leagues' / setting / 'ratings.md'})"
+            )
+        timing = {
+            "this_run_seconds": round(time.time() - start, 1),
+            "trials_seconds": round(trained_at - start, 1),
+            "leagues_seconds": round(time.time() - trained_at, 1),
+        }
         markdown = write_outputs(bench, out, trials, results, leagues, timing)
-    say(f"\n{markdown}\nresults in {out}: results.md, results.csv, results.json, curves/*.png "
-        f"({time.time() - start:.0f} s)")
-    return {"markdown": markdown, "trials": results, "ran": [t.name for t, _ in pending],
-            "skipped": [t.name for t in trials if states[t.name] == "finished"], "leagues": leagues,
-            "timing": timing, "out": str(out)}
+    say(
+        f"\n{markdown}\nresults in {out}: results.md, results.csv, results.json, curves/*.png "
+        f"({time.time() - start:.0f} s)"
+    )
+    return {
+        "markdown": markdown,
+        "trials": results,
+        "ran": [t.name for t, _ in pending],
+        "skipped": [t.name for t in trials if states[t.name] == "finished"],
+        "leagues": leagues,
+        "timing": timing,
+        "out": str(out),
+    }
 
 
 def main(argv=None):
@@ -998,25 +1245,36 @@ def main(argv=None):
     parser.add_argument("--config", required=True, help="benchmark config (configs/benchmark_*.yaml)")
     parser.add_argument("--out", help="the benchmark folder (default: the config's out)")
     parser.add_argument("--processes", type=int, help="trials trained side by side (default: the config's)")
-    parser.add_argument("--settings", metavar="NAME[,NAME...]",
-                        help="run and table only these settings (default: all the config's)")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
-                        help="override a config value, e.g. --set seeds=[0] --set 'algorithms={MaskablePPO: {}}'")
+    parser.add_argument(
+        "--settings", metavar="NAME[,NAME...]", help="run and table only these settings (default: all the config's)"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a config value, e.g. --set seeds=[0] --set 'algorithms={MaskablePPO: {}}'",
+    )
     add_executor_arguments(parser)
     args = parser.parse_args(argv)
     executor = None
     try:
         bench = load_benchmark(args.config, args.set)
         executor = executor_from_args(args, args.processes or bench.processes)
-        settings = None if args.settings is None else [name.strip() for name in args.settings.split(",") if name.strip()]
+        settings = (
+            None if args.settings is None else [name.strip() for name in args.settings.split(",") if name.strip()]
+        )
         return run_benchmark(bench, out=args.out, processes=args.processes, executor=executor, settings=settings)
     except ValueError as exc:  # BenchmarkError, ConfigError, LeagueError, a bad agent
-        raise SystemExit(f"error: {exc}")
+        raise SystemExit(f"error: {exc}") from None
     except KeyboardInterrupt:
-        kept = ("every trial that came back from Ray is kept (those in flight restart from their folder here)"
-                if executor is not None and executor.ray else "every trial wrote its checkpoint")
+        kept = (
+            "every trial that came back from Ray is kept (those in flight restart from their folder here)"
+            if executor is not None and executor.ray
+            else "every trial wrote its checkpoint"
+        )
         print(f"\ninterrupted: {kept}; rerun the same command to resume", file=sys.stderr)
-        raise SystemExit(130)
+        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ evaluations on their cadences (an SB3 callback), and the checkpoint metadata the
 
 Imported only once training starts: it imports stable-baselines3 (and so torch).
 """
+
 from __future__ import annotations
 
 import json
@@ -39,19 +40,31 @@ def format_evaluation(evaluation: dict) -> str:
 def checkpoint_meta(config: Config, env, model, evaluation, seconds: float, trained: int | None = None) -> dict:
     """meta.json of a checkpoint of ``model`` trained in ``env`` (an ``EnvHandle``).
     ``trained``: the steps the weights have learnt from, when not all those the model counted."""
-    return {"env_id": env.id, "env_args": dict(env.args), "rules": env.rule_args,
-            "observation_size": int(model.observation_space.shape[0]), "action_size": int(model.action_space.n),
-            "algorithm": dict(vars(config.algorithm)),
-            "timesteps": int(model.num_timesteps if trained is None else trained),
-            "seed": config.training.seed, "evaluation": evaluation,
-            "run": config.output.name, "training_seconds": round(seconds, 3)}  # ms: a tiny run still shows its speed
+    return {
+        "env_id": env.id,
+        "env_args": dict(env.args),
+        "rules": env.rule_args,
+        "observation_size": int(model.observation_space.shape[0]),
+        "action_size": int(model.action_space.n),
+        "algorithm": dict(vars(config.algorithm)),
+        "timesteps": int(model.num_timesteps if trained is None else trained),
+        "seed": config.training.seed,
+        "evaluation": evaluation,
+        "run": config.output.name,
+        "training_seconds": round(seconds, 3),
+    }  # ms: a tiny run still shows its speed
 
 
 def save_snapshot(config: Config, env, model, run_dir: Path, seconds: float, learner) -> None:
     """A policy-only checkpoint under ``snapshots/`` for the self-play pool. ``learner``: the
     algorithm's module, which a run resolves once (``training.learning.train.run_training``)."""
-    save_checkpoint(run_dir / "snapshots" / f"step_{model.num_timesteps:09d}", model,
-                    checkpoint_meta(config, env, model, None, seconds), learner, with_model=False)
+    save_checkpoint(
+        run_dir / "snapshots" / f"step_{model.num_timesteps:09d}",
+        model,
+        checkpoint_meta(config, env, model, None, seconds),
+        learner,
+        with_model=False,
+    )
 
 
 def evaluate_run_bot(config: Config, env, path, games: int, seed: int, processes: int = 1) -> dict:
@@ -74,8 +87,9 @@ class RunCallback(BaseCallback):
     evaluation_seconds)``, if given, is called after each periodic evaluation with the training
     time at its start and its own length (the benchmark logs them)."""
 
-    def __init__(self, config: Config, env, learner, run_dir: Path, started: float, evaluation=None,
-                 on_evaluation=None):
+    def __init__(
+        self, config: Config, env, learner, run_dir: Path, started: float, evaluation=None, on_evaluation=None
+    ):
         super().__init__()
         self.config, self.env, self.learner, self.run_dir, self.started = config, env, learner, run_dir, started
         self.evaluation = evaluation  # the last one, kept in every checkpoint until the next
@@ -94,8 +108,14 @@ class RunCallback(BaseCallback):
         # From the last evaluation, not from now: one that a kill or Ctrl-C cut short (its
         # checkpoint written, the evaluation not) is made up at once, at its step.
         self.next_eval = next_multiple((self.evaluation or {}).get("timesteps", 0), cp.eval_every)
-        self.bar = tqdm(total=total, initial=min(now, total), unit="step", desc=self.config.output.name,
-                        dynamic_ncols=True, mininterval=1.0)
+        self.bar = tqdm(
+            total=total,
+            initial=min(now, total),
+            unit="step",
+            desc=self.config.output.name,
+            dynamic_ncols=True,
+            mininterval=1.0,
+        )
 
     def _on_step(self) -> bool:
         self.bar.update(min(self.num_timesteps, self.bar.total) - self.bar.n)
@@ -131,8 +151,12 @@ class RunCallback(BaseCallback):
             self.save()
 
     def save(self, trained: int | None = None):
-        return save_checkpoint(self.run_dir / "checkpoint", self.model, checkpoint_meta(
-            self.config, self.env, self.model, self.evaluation, time.time() - self.started, trained), self.learner)
+        return save_checkpoint(
+            self.run_dir / "checkpoint",
+            self.model,
+            checkpoint_meta(self.config, self.env, self.model, self.evaluation, time.time() - self.started, trained),
+            self.learner,
+        )
 
     def run_evaluation(self):
         now = self.model.num_timesteps
@@ -140,8 +164,9 @@ class RunCallback(BaseCallback):
             return  # already evaluated at this very step (the run ended on an evaluation)
         start = time.time()
         path = self.save()
-        self.evaluation = evaluate_run_bot(self.config, self.env, path, self.config.checkpoints.eval_games,
-                                           seed=10_000 + self.config.training.seed)
+        self.evaluation = evaluate_run_bot(
+            self.config, self.env, path, self.config.checkpoints.eval_games, seed=10_000 + self.config.training.seed
+        )
         self.evaluation["timesteps"] = int(now)
         with open(self.run_dir / "evaluations.jsonl", "a") as f:
             f.write(json.dumps(self.evaluation) + "\n")

@@ -10,6 +10,7 @@ What a config meets only when it trains (the env its arguments build, the checkp
 opponent pool, the cores, memory and output.dir of this machine) is checked by
 ``training.learning.preflight.check_config``, before a run starts.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,9 +23,8 @@ from pydantic import BeforeValidator, Field, ValidationError, field_validator, m
 
 from envs import default_game
 from envs.engine import clipped, shown
-
 from training.algorithms import config_classes
-from training.common.schema import ConfigError, read_yaml, Number, Section, parse_yaml, yaml_problem
+from training.common.schema import ConfigError, Number, Section, parse_yaml, read_yaml, yaml_problem
 
 MAX_PROBLEMS = 10  # problems one message lists
 
@@ -44,11 +44,13 @@ def _named(value):
     return {"name": next(iter(ALGORITHMS)), **value} if isinstance(value, dict) else value
 
 
-Algorithm = Annotated[Union[tuple(ALGORITHMS.values())], Field(discriminator="name"), BeforeValidator(_named)]
+Algorithm = Annotated[Union[tuple(ALGORITHMS.values())], Field(discriminator="name"), BeforeValidator(_named)]  # noqa: UP007
 
 
 class PoolEntry(Section):
-    agent: str = "heuristic"  # random | heuristic | self_play | a checkpoint folder (checked by training.learning.preflight)
+    agent: str = (
+        "heuristic"  # random | heuristic | self_play | a checkpoint folder (checked by training.learning.preflight)
+    )
     weight: Number = Field(1.0, ge=0)
 
     def __init__(self, agent: str = "heuristic", weight: float = 1.0, **data):  # also PoolEntry("random", 1.0)
@@ -126,8 +128,10 @@ class Config(Section):
     def _minibatch_within_a_rollout(self):
         a = self.algorithm
         if hasattr(a, "n_steps") and a.batch_size > a.n_steps * self.vec.n_envs:  # on-policy: one rollout
-            raise ValueError(f"config key 'algorithm.batch_size' is {a.batch_size}: it must be at most "
-                             f"algorithm.n_steps x vec.n_envs = {a.n_steps * self.vec.n_envs} (one rollout)")
+            raise ValueError(
+                f"config key 'algorithm.batch_size' is {a.batch_size}: it must be at most "
+                f"algorithm.n_steps x vec.n_envs = {a.n_steps * self.vec.n_envs} (one rollout)"
+            )
         return self
 
     def to_dict(self) -> dict:
@@ -139,8 +143,16 @@ class Config(Section):
 
 
 # How long and how a run goes, never what it learns from: a resumed run may change these.
-RESUMABLE = ("training.total_timesteps", "training.max_seconds", "checkpoints.", "vec.", "algorithm.device",
-             "algorithm.torch_threads", "algorithm.num_env_runners", "algorithm.num_envs_per_env_runner")
+RESUMABLE = (
+    "training.total_timesteps",
+    "training.max_seconds",
+    "checkpoints.",
+    "vec.",
+    "algorithm.device",
+    "algorithm.torch_threads",
+    "algorithm.num_env_runners",
+    "algorithm.num_envs_per_env_runner",
+)
 
 
 # ---------------------------------------------------------------- reading YAML
@@ -194,9 +206,12 @@ def schema_problems(exc: ValidationError, where=None, what: str = "config") -> l
         # A value no member of a union takes fails once per member: one line says what each takes.
         says[path] = f"{says[path]} or {text.removeprefix('must be ')}" if path in says else text
         got.setdefault(path, value)
-    lines = unknown + [(f"{what} key {shown(path)} {text}" + ("" if text == "is required" else
-                                                             f", got {shown(got[path])}")) if path else text
-                       for path, text in says.items()]
+    lines = unknown + [
+        (f"{what} key {shown(path)} {text}" + ("" if text == "is required" else f", got {shown(got[path])}"))
+        if path
+        else text
+        for path, text in says.items()
+    ]
     if len(lines) > MAX_PROBLEMS:
         lines[MAX_PROBLEMS:] = [f"and {len(lines) - MAX_PROBLEMS} more problems"]
     return lines
@@ -221,9 +236,17 @@ def set_override(data: dict, dotted: str, raw: str, error=ConfigError) -> None:
 S = TypeVar("S", bound=Section)  # the top section load_yaml builds
 
 
-def load_yaml(model: type[S], path=None, overrides: list[str] | None = None, data: dict | None = None, *,
-              error=ConfigError, where=None, what: str = "config",
-              shape: str = "a mapping of sections (env, algorithm, ...)") -> S:
+def load_yaml(
+    model: type[S],
+    path=None,
+    overrides: list[str] | None = None,
+    data: dict | None = None,
+    *,
+    error=ConfigError,
+    where=None,
+    what: str = "config",
+    shape: str = "a mapping of sections (env, algorithm, ...)",
+) -> S:
     """A validated ``model`` (a config's top section) from a YAML file (``read_yaml``; no file:
     the defaults) or from ``data`` (left unchanged), with ``key.path=value`` overrides. Every
     problem raises ``error``, the schema's one line each, naming its key path as ``where``
@@ -255,9 +278,11 @@ def check_resumable(saved: Config, wanted: Config) -> None:
     old, new = _flatten(saved.to_dict()), _flatten(wanted.to_dict())
     changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k) and not k.startswith(RESUMABLE)]
     if changed:
-        raise ConfigError("a resumed run can't change " + "; ".join(
-            f"{k} ({shown(old.get(k))} -> {shown(new.get(k))})" for k in changed)
-            + f": only {', '.join(RESUMABLE)} may change; start a new run for the rest")
+        raise ConfigError(
+            "a resumed run can't change "
+            + "; ".join(f"{k} ({shown(old.get(k))} -> {shown(new.get(k))})" for k in changed)
+            + f": only {', '.join(RESUMABLE)} may change; start a new run for the rest"
+        )
 
 
 def _flatten(tree: dict, prefix: str = "") -> dict:

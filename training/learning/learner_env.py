@@ -15,6 +15,7 @@ In partnership play, ``partner="learner"`` lets the learner play both seats of i
 (partners share their rewards, so the side's reward is counted once), while
 ``partner="pool"`` draws the partner from the pool like an opponent.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -39,8 +40,7 @@ class OpponentPool:
     re-listed when it changes, so envs in subprocesses see new snapshots too.
     """
 
-    def __init__(self, entries, env, snapshot_dir=None, latest_weight=0.5, window=10, deterministic=False,
-                 seed=None):
+    def __init__(self, entries, env, snapshot_dir=None, latest_weight=0.5, window=10, deterministic=False, seed=None):
         self.entries = [(e.agent, e.weight) for e in entries if e.weight > 0]
         self.env = env
         self.snapshot_dir = Path(snapshot_dir) if snapshot_dir else None
@@ -58,8 +58,9 @@ class OpponentPool:
     def _agent(self, spec: str, name: str | None = None):
         agent = self._agents.get(spec)
         if agent is None:
-            agent = self._agents[spec] = make_agent(spec, self.env, seed=int(self.rng.integers(2**32)),
-                                                    deterministic=self.deterministic)
+            agent = self._agents[spec] = make_agent(
+                spec, self.env, seed=int(self.rng.integers(2**32)), deterministic=self.deterministic
+            )
             if name:  # what errors call it
                 agent.name = name
         return agent
@@ -70,9 +71,12 @@ class OpponentPool:
         mtime = os.stat(self.snapshot_dir).st_mtime_ns
         if mtime != self._snapshot_mtime:
             self._snapshot_mtime = mtime
-            self._snapshots = sorted(str(p) for p in self.snapshot_dir.iterdir()
-                                     if p.name.startswith("step_") and (p / "meta.json").is_file())
-            drawable = set(self._snapshots[-1 - self.window:])
+            self._snapshots = sorted(
+                str(p)
+                for p in self.snapshot_dir.iterdir()
+                if p.name.startswith("step_") and (p / "meta.json").is_file()
+            )
+            drawable = set(self._snapshots[-1 - self.window :])
             for path in [p for p in self._agents if p in self._snapshots and p not in drawable]:
                 del self._agents[path]  # out of the window for good: free it
         return self._snapshots
@@ -84,8 +88,10 @@ class OpponentPool:
         snaps = self.snapshots()
         if not snaps:
             raise RuntimeError(f"self_play opponent drawn but no snapshot in {self.snapshot_dir} yet")
-        older = snaps[-1 - self.window:-1]
-        pick = snaps[-1] if not older or self.rng.random() < self.latest_weight else older[self.rng.integers(len(older))]
+        older = snaps[-1 - self.window : -1]
+        pick = (
+            snaps[-1] if not older or self.rng.random() < self.latest_weight else older[self.rng.integers(len(older))]
+        )
         return self._agent(pick, name=f"self_play snapshot {pick}")  # an ordinary checkpoint, checked like any other
 
 
@@ -146,8 +152,9 @@ class LearnerTable:
         raw, reward = self.raw, 0.0
         while (opponent := self.opponent_to_act()) is not None:
             seat = raw.agent_name_mapping[raw.agent_selection]
-            reward += self.play(checked_act(opponent, seat, raw.observe(raw.agent_selection), raw.game,
-                                            role="opponent "))
+            reward += self.play(
+                checked_act(opponent, seat, raw.observe(raw.agent_selection), raw.game, role="opponent ")
+            )
         return reward
 
     def acting(self) -> str:
@@ -210,8 +217,11 @@ class BatchedLearnerEnv(VecEnv):
 
     def __init__(self, env, tables: list[LearnerTable]):
         self.tables = tables  # before VecEnv's __init__, which asks them their render_mode
-        super().__init__(len(tables), gymnasium.spaces.Box(-np.inf, np.inf, (env.obs_size,), np.float32),
-                         gymnasium.spaces.Discrete(env.num_actions))
+        super().__init__(
+            len(tables),
+            gymnasium.spaces.Box(-np.inf, np.inf, (env.obs_size,), np.float32),
+            gymnasium.spaces.Discrete(env.num_actions),
+        )
         self.obs = np.zeros((len(tables), env.obs_size), np.float32)
         self.masks = np.zeros((len(tables), env.num_actions), np.int8)
         self._opponent_obs = np.zeros((len(tables), env.obs_size), np.float32)
@@ -312,21 +322,34 @@ class BatchedLearnerEnv(VecEnv):
                     batches.setdefault(id(agent.network), []).append((i, agent))
                 else:
                     raw = self.tables[i].raw
-                    paid[position[i]] += self.tables[i].play(checked_act(
-                        agent, raw.agent_name_mapping[raw.agent_selection], raw.observe(raw.agent_selection),
-                        raw.game, role="opponent "))
+                    paid[position[i]] += self.tables[i].play(
+                        checked_act(
+                            agent,
+                            raw.agent_name_mapping[raw.agent_selection],
+                            raw.observe(raw.agent_selection),
+                            raw.game,
+                            role="opponent ",
+                        )
+                    )
             for group in batches.values():
                 rows = len(group)
                 for k, (i, _) in enumerate(group):
                     raw = self.tables[i].raw
                     raw.observe_into(raw.agent_selection, self._opponent_obs[k], self._opponent_masks[k])
                 masks = self._opponent_masks[:rows]
-                moves = choose_batch([agent for _, agent in group], group[0][1].logits(self._opponent_obs[:rows]),
-                                     masks)
+                moves = choose_batch(
+                    [agent for _, agent in group], group[0][1].logits(self._opponent_obs[:rows]), masks
+                )
                 for k, (i, agent) in enumerate(group):
                     raw = self.tables[i].raw
-                    action = check_move(agent, raw.agent_name_mapping[raw.agent_selection], moves[k], masks[k],
-                                        raw.game, role="opponent ")
+                    action = check_move(
+                        agent,
+                        raw.agent_name_mapping[raw.agent_selection],
+                        moves[k],
+                        masks[k],
+                        raw.game,
+                        role="opponent ",
+                    )
                     paid[position[i]] += self.tables[i].play(action)
             waiting = [i for i, _ in turns]
         return paid
@@ -373,8 +396,11 @@ class ShardedLearnerEnv(VecEnv):
             self.processes.append(process)
             self.slices.append(slice(ranks[0], ranks[-1] + 1))
         self.masks = np.zeros((num_envs, env.num_actions), np.int8)
-        super().__init__(num_envs, gymnasium.spaces.Box(-np.inf, np.inf, (env.obs_size,), np.float32),
-                         gymnasium.spaces.Discrete(env.num_actions))
+        super().__init__(
+            num_envs,
+            gymnasium.spaces.Box(-np.inf, np.inf, (env.obs_size,), np.float32),
+            gymnasium.spaces.Discrete(env.num_actions),
+        )
 
     def reset(self):
         for conn, part in zip(self.conns, self.slices):

@@ -3,6 +3,7 @@ agents and checkpoints of its opponent pool, and this machine (cores, memory, a 
 output.dir). ``training.learning.config`` checks a config on its own; ``check_config`` runs before a
 run starts, so what would fail later fails now, before a run folder exists, naming the key path.
 """
+
 from __future__ import annotations
 
 import os
@@ -10,11 +11,10 @@ import stat
 from pathlib import Path
 
 from envs.engine import shown
-
 from training.agents import make_agent
 from training.algorithms import algorithm
-from training.learning.config import Config, ConfigError
 from training.common.games import EnvHandle, game_spec
+from training.learning.config import Config, ConfigError
 
 # Memory beside the network and the rollout buffer, rounded up from measurements: a Python
 # process with torch imported (the trainer, each env subprocess) holds about 235 MiB; an env
@@ -41,8 +41,9 @@ def check_config(config: Config) -> EnvHandle:
 def _check_env(config: Config) -> EnvHandle:
     """Build the env once, so a bad env id or argument fails now."""
     if "render_mode" in config.env.args:  # "human" would print every move of every env
-        raise ConfigError("config key 'env.args.render_mode': training never renders; remove it "
-                          "(python -m training.play shows games)")
+        raise ConfigError(
+            "config key 'env.args.render_mode': training never renders; remove it (python -m training.play shows games)"
+        )
     try:
         game_spec(config.env.id)
     except ValueError as exc:
@@ -64,8 +65,9 @@ def _check_pool(config: Config, env: EnvHandle) -> None:
                 raise ConfigError(f"config key 'opponents.pool[{i}].agent': {exc}") from None
     seat = config.opponents.learner_seat
     if seat != "random" and seat >= env.seats:
-        raise ConfigError(f"config key 'opponents.learner_seat' is {shown(seat)}, but {config.env.id} has "
-                          f"{env.seats} seats")
+        raise ConfigError(
+            f"config key 'opponents.learner_seat' is {shown(seat)}, but {config.env.id} has {env.seats} seats"
+        )
 
 
 # ---------------------------------------------------------------- this machine
@@ -73,15 +75,19 @@ def _check_machine(config: Config, env: EnvHandle) -> None:
     """What the machine that trains must offer: the cores, the memory, a writable output.dir."""
     cores = os.cpu_count() or 1
     if config.algorithm.torch_threads > cores:  # far more threads than cores crashes torch
-        raise ConfigError(f"config key 'algorithm.torch_threads' is {shown(config.algorithm.torch_threads)}: "
-                          f"this machine has {cores} cores")
+        raise ConfigError(
+            f"config key 'algorithm.torch_threads' is {shown(config.algorithm.torch_threads)}: "
+            f"this machine has {cores} cores"
+        )
     need = memory_needed(config, int(env.obs_size), int(env.num_actions))
     total, limit = sum(need.values()), physical_memory()
     if total > limit:
         parts = ", ".join(f"{part} {_gib(n)}" for part, n in need.items())
-        raise ConfigError(f"config keys 'algorithm.*' and 'vec.n_envs' need {_gib(total)} of memory by estimate "
-                          f"({parts}), more than the {_gib(limit)} this machine has: make the network or the "
-                          f"experience the algorithm keeps (n_steps x n_envs, a buffer) smaller")
+        raise ConfigError(
+            f"config keys 'algorithm.*' and 'vec.n_envs' need {_gib(total)} of memory by estimate "
+            f"({parts}), more than the {_gib(limit)} this machine has: make the network or the "
+            f"experience the algorithm keeps (n_steps x n_envs, a buffer) smaller"
+        )
     _check_output_dir(config.output.dir)
 
 
@@ -96,8 +102,12 @@ def memory_needed(config: Config, obs_size: int, n_actions: int) -> dict:
         snapshots = min(self_play.window + 1, config.training.total_timesteps // self_play.snapshot_every + 1)
     workers = min(config.vec.workers, n_envs)
     per_env = ENV_BYTES + snapshots * 4 * policy
-    return {**algorithm(a.name).memory_bytes(config, obs_size, n_actions), "envs": n_envs * per_env,
-            "trainer process": PROCESS_BYTES, "worker processes": (workers > 1) * workers * PROCESS_BYTES}
+    return {
+        **algorithm(a.name).memory_bytes(config, obs_size, n_actions),
+        "envs": n_envs * per_env,
+        "trainer process": PROCESS_BYTES,
+        "worker processes": (workers > 1) * workers * PROCESS_BYTES,
+    }
 
 
 def physical_memory() -> int:

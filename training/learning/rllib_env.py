@@ -21,6 +21,7 @@
   pool semantics of ``training.learning.learner_env.OpponentPool`` (self_play: the latest snapshot
   with probability ``latest_weight``, else one of the ``window`` before it).
 """
+
 from __future__ import annotations
 
 import random
@@ -67,9 +68,12 @@ class AECMultiAgentEnv(MultiAgentEnv):
         self.possible_agents = list(self.raw.possible_agents)
         self.agents = []
         n_obs, n_actions = self.raw.obs_size, self.raw.num_actions
-        space = gymnasium.spaces.Dict({
-            "observation": gymnasium.spaces.Box(-np.inf, np.inf, (n_obs,), np.float32),
-            "action_mask": gymnasium.spaces.Box(0.0, 1.0, (n_actions,), np.float32)})
+        space = gymnasium.spaces.Dict(
+            {
+                "observation": gymnasium.spaces.Box(-np.inf, np.inf, (n_obs,), np.float32),
+                "action_mask": gymnasium.spaces.Box(0.0, 1.0, (n_actions,), np.float32),
+            }
+        )
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces = {a: gymnasium.spaces.Discrete(n_actions) for a in self.possible_agents}
         self.held: dict = {}  # seat -> reward earned since its last payment
@@ -106,8 +110,13 @@ class AECMultiAgentEnv(MultiAgentEnv):
             rewards = {a: self._pay(a) for a in paid}
             truncated = any(raw.truncations.values()) and not any(raw.terminations.values())
             self.agents = []
-            return (obs, rewards, {**{a: not truncated for a in paid}, "__all__": not truncated},
-                    {**{a: truncated for a in paid}, "__all__": truncated}, {})
+            return (
+                obs,
+                rewards,
+                {**{a: not truncated for a in paid}, "__all__": not truncated},
+                {**{a: truncated for a in paid}, "__all__": truncated},
+                {},
+            )
         nxt = raw.agent_selection
         # Paid only once it has acted: RLlib drops a reward that comes with a first observation.
         rewards = {nxt: self._pay(nxt)} if nxt in self.acted else {}
@@ -117,6 +126,7 @@ class AECMultiAgentEnv(MultiAgentEnv):
 # ---------------------------------------------------------------- the modules
 def mlp(sizes, activation: str, outputs: int):
     import torch.nn as nn
+
     layers = []
     for inputs, width in zip(sizes, sizes[1:]):
         layers += [nn.Linear(inputs, width), {"tanh": nn.Tanh, "relu": nn.ReLU}[activation]()]
@@ -127,6 +137,7 @@ def masked(logits, mask):
     """Illegal logits to about FLOAT_MIN: finite (no NaN in softmax or entropy, even for the
     all-zero mask of a final observation), yet never sampled."""
     import torch
+
     return logits + torch.clamp(torch.log(mask), min=FLOAT_MIN)
 
 
@@ -169,11 +180,13 @@ class AgentModule(TorchRLModule):
         if c.get("files"):
             spec = str(Path(tempfile.mkdtemp(prefix="deckgym-agent-")) / "agent")
             write_folder(Path(spec), c["files"])
-        self.agent = make_agent(spec, EnvHandle(c["env_id"], c["env_args"]), seed=c.get("seed"),
-                                deterministic=c.get("deterministic", False))
+        self.agent = make_agent(
+            spec, EnvHandle(c["env_id"], c["env_args"]), seed=c.get("seed"), deterministic=c.get("deterministic", False)
+        )
 
     def _forward(self, batch, **kwargs):
         import torch
+
         obs = batch[Columns.OBS]
         observations, masks = obs["observation"].cpu().numpy(), obs["action_mask"].cpu().numpy()
         logits = np.full(masks.shape, FLOAT_MIN, np.float32)

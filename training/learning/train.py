@@ -17,6 +17,7 @@ Ctrl-C (or SIGTERM) writes a checkpoint before stopping, so ``--resume`` loses n
 Snapshots, checkpoints and evaluations come at the first rollout boundary at or after each
 multiple of their ``every``: the same steps whether or not the run was interrupted on the way.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,15 +31,15 @@ import time
 from pathlib import Path
 
 from training.agents import make_agent
-from training.algorithms import algorithm
 from training.agents.checkpoint import clean_leftovers, read_meta
-from training.learning.config import Config, ConfigError, check_resumable, dump_config, load_config
-from training.matches.evaluate import bot_layout
-from training.running.executor import limit_threads
+from training.algorithms import algorithm
 from training.common.files import FolderInUse, hold_folder
 from training.common.games import EnvHandle
 from training.frontends.play import play
+from training.learning.config import Config, ConfigError, check_resumable, dump_config, load_config
 from training.learning.preflight import check_config
+from training.matches.evaluate import bot_layout
+from training.running.executor import limit_threads
 
 # stable-baselines3 (and so torch), and the modules that import it at their top (learner_env,
 # callback), are imported in the functions that train: checking a config (--help, preflight,
@@ -50,9 +51,17 @@ CONFIG_FILE = "config.yaml"
 def learner_table(config: Config, env, run_dir: Path, rank: int):
     """The ``rank``-th game of a run's batched learner env, with its own opponent pool."""
     from training.learning.learner_env import LearnerTable, OpponentPool
+
     opp, seed = config.opponents, config.training.seed * 1000 + rank
-    pool = OpponentPool(opp.pool, env, snapshot_dir=run_dir / "snapshots", latest_weight=opp.self_play.latest_weight,
-                        window=opp.self_play.window, deterministic=opp.deterministic, seed=seed)
+    pool = OpponentPool(
+        opp.pool,
+        env,
+        snapshot_dir=run_dir / "snapshots",
+        latest_weight=opp.self_play.latest_weight,
+        window=opp.self_play.window,
+        deterministic=opp.deterministic,
+        seed=seed,
+    )
     return LearnerTable(env, pool, opp.learner_seat, opp.partner, seed=seed)
 
 
@@ -62,6 +71,7 @@ def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
     from stable_baselines3.common.vec_env import VecMonitor
 
     from training.learning.learner_env import BatchedLearnerEnv, ShardedLearnerEnv, SymlogReward
+
     make_table = functools.partial(learner_table, config, env, run_dir)
     workers = min(config.vec.workers, config.vec.n_envs)
     if workers > 1:
@@ -109,8 +119,9 @@ def claim_run(run_dir: Path, fresh: bool):
     elif not (run_dir / CONFIG_FILE).is_file():  # checked before a lock file is made in it
         raise ConfigError(f"{run_dir} is not a run that can be resumed (it has no {CONFIG_FILE})")
     try:
-        with hold_folder(run_dir, "training run", "wait for it to end, or train into another folder "
-                                                  "(--set output.name=...)"):
+        with hold_folder(
+            run_dir, "training run", "wait for it to end, or train into another folder (--set output.name=...)"
+        ):
             clean_leftovers(run_dir)
             yield run_dir
     except FolderInUse as exc:
@@ -124,19 +135,25 @@ def claim_run(run_dir: Path, fresh: bool):
 def describe_plan(config: Config, env, run_dir: Path, start: int, then: str = "") -> str:
     """What a run is about to do and where its results go, for the terminal."""
     from training.learning.callback import uses_self_play
+
     seats = env.seats
     opp, cp, total = config.opponents, config.checkpoints, config.training.total_timesteps
     weights = sum(e.weight for e in opp.pool)
     pool = ", ".join(f"{e.agent} {e.weight / weights:.0%}" for e in opp.pool)
     if uses_self_play(config):
         pool += f" (self_play: snapshots of the learner, one every {opp.self_play.snapshot_every} steps)"
-    doing = (f"resuming {run_dir} at {start} of {total} timesteps" if start else
-             f"training {config.algorithm.name} for {total} timesteps")
-    lines = [f"{doing}: {config.env.id}, {seats} players, learner seat {opp.learner_seat}",
-             f"  opponents: {pool}",
-             f"  results in {run_dir}: checkpoint/ every {cp.every} steps; evaluations.jsonl every {cp.eval_every} "
-             f"({cp.eval_games} duplicate sets vs heuristic and random); logs/ (tensorboard --logdir {run_dir.parent})",
-             f"  Ctrl-C writes a checkpoint; continue with: python -m training.train --resume {run_dir}"]
+    doing = (
+        f"resuming {run_dir} at {start} of {total} timesteps"
+        if start
+        else f"training {config.algorithm.name} for {total} timesteps"
+    )
+    lines = [
+        f"{doing}: {config.env.id}, {seats} players, learner seat {opp.learner_seat}",
+        f"  opponents: {pool}",
+        f"  results in {run_dir}: checkpoint/ every {cp.every} steps; evaluations.jsonl every {cp.eval_every} "
+        f"({cp.eval_games} duplicate sets vs heuristic and random); logs/ (tensorboard --logdir {run_dir.parent})",
+        f"  Ctrl-C writes a checkpoint; continue with: python -m training.train --resume {run_dir}",
+    ]
     if then:
         lines.append(f"  then: {then}")
     return "\n".join(lines)
@@ -147,13 +164,11 @@ def train(config: Config, run_dir: Path | None = None, resume: bool = False, on_
     when taken), or with ``resume`` continue the run in ``run_dir``; return its folder.
     ``on_evaluation``: see ``run_training``."""
     with claim_run(run_dir or config.run_dir, fresh=not resume) as run_dir:
-        run_training(config, EnvHandle(config.env.id, config.env.args), run_dir, resume,
-                     on_evaluation=on_evaluation)
+        run_training(config, EnvHandle(config.env.id, config.env.args), run_dir, resume, on_evaluation=on_evaluation)
     return run_dir
 
 
-def run_training(config: Config, env, run_dir: Path, resume: bool = False, then: str = "",
-                 on_evaluation=None) -> None:
+def run_training(config: Config, env, run_dir: Path, resume: bool = False, then: str = "", on_evaluation=None) -> None:
     """Train in ``env`` (an ``EnvHandle``) and ``run_dir``, which this process holds
     (``claim_run``); with ``resume``, continue from its checkpoint. ``then``: what follows,
     for the plan printed first; ``on_evaluation``: called after each periodic evaluation
@@ -162,11 +177,11 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     Interrupted, it checkpoints and exits with status 130. The checkpoint holds everything
     trained on; the rollout under way (at most ``n_steps x n_envs`` steps) is not trained on
     yet, so it counts for nothing and a resumed run gathers it again."""
+    import torch
     from stable_baselines3.common.logger import configure
 
-    import torch
-
     from training.learning.callback import RunCallback, save_snapshot, uses_self_play
+
     torch.set_num_threads(config.algorithm.torch_threads)
     limit_threads(config.algorithm.torch_threads)  # numpy's too: policy opponents
     previous = read_meta(run_dir / "checkpoint") if resume else {}
@@ -174,9 +189,11 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
     remaining = config.training.total_timesteps - start
     limit = config.training.max_seconds
     if remaining <= 0 or (limit is not None and previous.get("training_seconds", 0.0) >= limit):
-        print(f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps "
-              f"({previous.get('training_seconds', 0.0)} s): nothing to train "
-              f"(raise training.total_timesteps or training.max_seconds with --set)")
+        print(
+            f"{run_dir} already holds {start} of {config.training.total_timesteps} timesteps "
+            f"({previous.get('training_seconds', 0.0)} s): nothing to train "
+            f"(raise training.total_timesteps or training.max_seconds with --set)"
+        )
         return
     print(describe_plan(config, env, run_dir, start, then), flush=True)
     venv = make_vec_env(config, env, run_dir, first_timestep=start)
@@ -208,10 +225,13 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
         trained = start if callback.trained is None else callback.trained
         callback.model = model  # learn() sets it, unless the interrupt came first
         callback.save(trained)
-        print(f"\ninterrupted at step {model.num_timesteps}; checkpoint written at step {trained}, the last "
-              f"trained on (the rollout under way is gathered again). Continue with:\n"
-              f"  python -m training.train --resume {run_dir}", file=sys.stderr)
-        raise SystemExit(130)
+        print(
+            f"\ninterrupted at step {model.num_timesteps}; checkpoint written at step {trained}, the last "
+            f"trained on (the rollout under way is gathered again). Continue with:\n"
+            f"  python -m training.train --resume {run_dir}",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
         venv.close()
@@ -246,31 +266,40 @@ def _raise_interrupt(signum, frame):
 
 def print_summary(run_dir: Path) -> None:
     meta = read_meta(run_dir / "checkpoint")
-    print(f"\ntrained {meta['env_id']} for {meta['timesteps']} timesteps in {meta['training_seconds']} s: "
-          f"{run_dir / 'checkpoint'}")
+    print(
+        f"\ntrained {meta['env_id']} for {meta['timesteps']} timesteps in {meta['training_seconds']} s: "
+        f"{run_dir / 'checkpoint'}"
+    )
     for opponent, r in (meta["evaluation"] or {}).items():
         if isinstance(r, dict):
             ci = "95% CI {:.3f}-{:.3f}, ".format(*r["win_share_ci95"]) if r["win_share_ci95"] else ""
-            print(f"  vs {opponent:<9} win share {r['win_share']:.3f} ({ci}even {r['even_share']:.3f}),"
-                  f" mean score {r['mean_score']:.2f} over {r['games']} games")
+            print(
+                f"  vs {opponent:<9} win share {r['win_share']:.3f} ({ci}even {r['even_share']:.3f}),"
+                f" mean score {r['mean_score']:.2f} over {r['games']} games"
+            )
 
 
 def compare(config: Config, env, new: Path, others: list[str], games: int) -> None:
     """The new bot beside other checkpoints, each in one seat against the heuristic, then
     random, in every other seat (duplicate format, ``games`` sets, the same deals for all)."""
     from training.learning.callback import evaluate_run_bot
+
     better = "lower" if env.spec.lower_score_wins else "higher"
     own_partner = config.opponents.partner == "learner"
     seats = [str(s) for s, spec in enumerate(bot_layout(env, "bot", "opponent", own_partner)) if spec == "bot"]
-    print(f"\n{games} duplicate sets per row: each bot in seat {' and '.join(seats)}, the opponents in every "
-          f"other seat; points per game, {better} is better")
+    print(
+        f"\n{games} duplicate sets per row: each bot in seat {' and '.join(seats)}, the opponents in every "
+        f"other seat; points per game, {better} is better"
+    )
     print(f"{'bot':<40} {'opponents':<10} {'win share':>9} {'95% CI':>13} {'even':>5} {'points/game':>11}")
     for bot in [str(new)] + others:
         results = evaluate_run_bot(config, env, bot, games, seed=20_000, processes=min(os.cpu_count() or 1, 4))
         for opponent, r in results.items():
             ci = "{:.3f}-{:.3f}".format(*r["win_share_ci95"]) if r["win_share_ci95"] else "n/a"
-            print(f"{bot:<40} {opponent:<10} {r['win_share']:>9.3f} {ci:>13} {r['even_share']:>5.2f} "
-                  f"{r['mean_score']:>11.2f}")
+            print(
+                f"{bot:<40} {opponent:<10} {r['win_share']:>9.3f} {ci:>13} {r['even_share']:>5.2f} "
+                f"{r['mean_score']:>11.2f}"
+            )
 
 
 def show(config: Config, env, new: Path) -> None:
@@ -288,12 +317,26 @@ def main(argv=None):
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--config", help="YAML config file (see configs/)")
     group.add_argument("--resume", metavar="RUN", help="run folder of an interrupted run")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
-                        help="override a config value, e.g. --set training.total_timesteps=50000")
-    parser.add_argument("--compare", nargs="*", metavar="CHECKPOINT",
-                        help="after training, evaluate the new bot and these checkpoints against heuristic and random")
-    parser.add_argument("--compare-games", type=int, default=100, metavar="N",
-                        help="duplicate sets per --compare evaluation (default 100)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY.PATH=VALUE",
+        help="override a config value, e.g. --set training.total_timesteps=50000",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs="*",
+        metavar="CHECKPOINT",
+        help="after training, evaluate the new bot and these checkpoints against heuristic and random",
+    )
+    parser.add_argument(
+        "--compare-games",
+        type=int,
+        default=100,
+        metavar="N",
+        help="duplicate sets per --compare evaluation (default 100)",
+    )
     parser.add_argument("--show", action="store_true", help="after training, print a game of the new bot")
     args = parser.parse_args(argv)
     then = []  # what follows training, for the plan it prints first
@@ -313,7 +356,7 @@ def main(argv=None):
             if args.compare is not None:
                 compare(config, env, run_dir / "checkpoint", args.compare, args.compare_games)
         except ValueError as exc:  # a bot's illegal move, a checkpoint damaged meanwhile: the run itself is kept
-            raise SystemExit(f"error: {exc}")
+            raise SystemExit(f"error: {exc}") from None
 
     # The run folder stays held through --show and --compare: they read its checkpoint.
     try:
@@ -330,7 +373,7 @@ def main(argv=None):
             with claim_run(config.run_dir, fresh=True) as run_dir:
                 run(config, env, run_dir)
     except ConfigError as exc:
-        raise SystemExit(f"error: {exc}")
+        raise SystemExit(f"error: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ set, not the game, is the independent sample. A game cut by the env's safety net
 An agent's illegal move ends the evaluation with an error naming the agent, its seat, the
 move and the legal ones; so does a checkpoint whose policy gives NaN logits.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,10 +40,10 @@ from pathlib import Path
 import numpy as np
 
 from training.agents import checked_act, make_agent, seat_layout, split_agents
-from training.running.executor import LocalExecutor, add_executor_arguments, executor_from_args, read_folder
 from training.common.files import write_file
 from training.common.games import EnvHandle, add_table_arguments, parse_env_args
 from training.matches.records import Recorder, check_record_folder, header_of, result_of, write_record
+from training.running.executor import LocalExecutor, add_executor_arguments, executor_from_args, read_folder
 
 Z95 = 1.96
 CHUNKS_PER_PROCESS = 4  # smaller chunks balance the load when games differ in length
@@ -91,14 +92,19 @@ def play_sets(env, layout: list[str], seed: int, deterministic: bool, set_indice
     for index in set_indices:
         for rotation in range(len(layout)):
             seats = rotated(layout, rotation)
-            agents = [make_agent(spec, env, seed=[seed, index, rotation, seat], deterministic=deterministic)
-                      for seat, spec in enumerate(seats)]
+            agents = [
+                make_agent(spec, env, seed=[seed, index, rotation, seat], deterministic=deterministic)
+                for seat, spec in enumerate(seats)
+            ]
             recorder = Recorder() if record_dir else None
             scores, winners = play_game(env.raw, agents, seed + index, on_move=recorder)
             if recorder is not None:
-                write_record(Path(record_dir) / f"{env.id}-seed{seed + index}-rotation{rotation}.jsonl",
-                             header_of(env, seed + index, seats), recorder.moves,
-                             result_of(env.raw.game, truncated=winners is None and not env.raw.game.is_over))
+                write_record(
+                    Path(record_dir) / f"{env.id}-seed{seed + index}-rotation{rotation}.jsonl",
+                    header_of(env, seed + index, seats),
+                    recorder.moves,
+                    result_of(env.raw.game, truncated=winners is None and not env.raw.game.is_over),
+                )
             records.append((index, rotation, scores, winners))
     return records
 
@@ -160,16 +166,25 @@ def _chunks(sets: int, count: int) -> list[range]:
     return [range(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def evaluate(env, agents: list[str], games: int, seed: int = 0, processes: int = 1,
-             deterministic: bool = True, record_dir=None, executor=None) -> dict:
+def evaluate(
+    env,
+    agents: list[str],
+    games: int,
+    seed: int = 0,
+    processes: int = 1,
+    deterministic: bool = True,
+    record_dir=None,
+    executor=None,
+) -> dict:
     """Play ``games`` duplicate sets (``games`` × seats games) in ``env`` (an ``EnvHandle``)
     and return a JSON-ready summary.
 
     ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads);
     an ``executor`` (``training.running.executor``, e.g. Ray) plays instead when given."""
     if games < 1 or processes < 1 or seed < 0:
-        raise ValueError(f"games={games}, processes={processes}, seed={seed}: need games >= 1, "
-                         "processes >= 1, seed >= 0")
+        raise ValueError(
+            f"games={games}, processes={processes}, seed={seed}: need games >= 1, processes >= 1, seed >= 0"
+        )
     layout = seat_layout(list(agents), env.seats)
     for spec in dict.fromkeys(layout):  # fail here, with make_agent's message, not in a worker
         make_agent(spec, env, seed=0, deterministic=deterministic)
@@ -237,7 +252,8 @@ def format_table(result: dict) -> str:
         f"{result['env_id']}, {args}",
         f"{result['games']} games: {sets} duplicate sets (seeds {seed}-{seed + sets - 1}) x {len(layout)} "
         f"rotations{sampling}; truncated games (counted as draws): {result['truncated_games']}",
-        "seats: " + ", ".join(f"{seat} {spec}" for seat, spec in enumerate(layout))
+        "seats: "
+        + ", ".join(f"{seat} {spec}" for seat, spec in enumerate(layout))
         + " (in a set's first game; each next one moves every agent one seat on)",
         f"score: final {unit}, mean over the agent's seats; {'lower' if result['lower_score_wins'] else 'higher'}"
         " is better",
@@ -255,8 +271,10 @@ def format_table(result: dict) -> str:
         row += [f"{a['mean_score']:.2f}"] if deals else []
         rows.append(row + [f"{a['win_share']:.3f}", _interval(a["win_share_ci95"], 3), f"{a['even_share']:.3f}"])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines += ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-              for row in rows]
+    lines += [
+        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        for row in rows
+    ]
     return "\n".join(lines)
 
 
@@ -279,16 +297,26 @@ def main(argv=None):
     add_table_arguments(parser)
     parser.add_argument("--games", type=int, default=100, help="duplicate sets (deal seeds); games = sets x seats")
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (>= 0)")
-    parser.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 4),
-                        help="worker processes (1: play in this process)")
+    parser.add_argument(
+        "--processes", type=int, default=min(os.cpu_count() or 1, 4), help="worker processes (1: play in this process)"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the result as JSON")
-    parser.add_argument("--record", metavar="DIR", help="write every game's record (JSON lines) into DIR "
-                                                         "(python -m training.replay shows one)")
+    parser.add_argument(
+        "--record",
+        metavar="DIR",
+        help="write every game's record (JSON lines) into DIR (python -m training.replay shows one)",
+    )
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--deterministic", dest="deterministic", action="store_true", default=True,
-                      help="checkpoint agents take their most likely action (default)")
-    mode.add_argument("--stochastic", dest="deterministic", action="store_false",
-                      help="checkpoint agents sample from their policy")
+    mode.add_argument(
+        "--deterministic",
+        dest="deterministic",
+        action="store_true",
+        default=True,
+        help="checkpoint agents take their most likely action (default)",
+    )
+    mode.add_argument(
+        "--stochastic", dest="deterministic", action="store_false", help="checkpoint agents sample from their policy"
+    )
     add_executor_arguments(parser)
     args = parser.parse_args(argv)
     start = time.perf_counter()
@@ -297,8 +325,16 @@ def main(argv=None):
             check_writable(args.json)
         env = EnvHandle(args.env, parse_env_args(args.arg))
         executor = executor_from_args(args, args.processes)
-        result = evaluate(env, split_agents(args.agents), args.games, args.seed, args.processes, args.deterministic,
-                          args.record, executor)
+        result = evaluate(
+            env,
+            split_agents(args.agents),
+            args.games,
+            args.seed,
+            args.processes,
+            args.deterministic,
+            args.record,
+            executor,
+        )
     except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
     print(format_table(result))

@@ -83,6 +83,7 @@ were played in, so a league's ratings are reproducible.
 - Win share: an agent's part of the head-to-head points over all its games, and in the matrix
   row agent against column agent.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -98,14 +99,14 @@ from pathlib import Path
 
 import numpy as np
 
-from training.agents import make_agent, split_agents
-from training.running.executor import LocalExecutor, add_executor_arguments, executor_from_args
 from envs.engine import clipped, shown
-from training.common.schema import read_yaml
-from training.matches.evaluate import play_game, rotated
+from training.agents import make_agent, split_agents
 from training.common import files
 from training.common.files import hold_folder, write_file
 from training.common.games import GAMES, EnvHandle, default_game, parse_env_args
+from training.common.schema import read_yaml
+from training.matches.evaluate import play_game, rotated
+from training.running.executor import LocalExecutor, add_executor_arguments, executor_from_args
 
 FORMAT_VERSION = 1
 LEAGUE_FILE, LOG_FILE = "league.json", "matches.jsonl"
@@ -126,6 +127,7 @@ class LeagueError(ValueError):
 @dataclass(frozen=True)
 class Match:
     """One pairing's table in one duplicate set: ``rotations`` are the distinct rotations played."""
+
     id: str
     agents: tuple
     layout: tuple
@@ -166,8 +168,11 @@ def schedule(agents, seats: int, games: int, seed: int) -> list[Match]:
     for index in range(games):
         for a, b in pairs:
             for layout in pair_layouts(a, b, seats):
-                matches.append(Match(match_id(layout, seed + index), (a, b), layout, index, seed + index,
-                                     distinct_rotations(layout)))
+                matches.append(
+                    Match(
+                        match_id(layout, seed + index), (a, b), layout, index, seed + index, distinct_rotations(layout)
+                    )
+                )
     return matches
 
 
@@ -181,13 +186,24 @@ def play_match(env, match: Match) -> list[dict]:
         agents = [make_agent(spec, env, seed=[match.seed, rotation, seat, salt]) for seat, spec in enumerate(seats)]
         scores, winners = play_game(env.raw, agents, match.seed)
         sides = env.raw.game.sides()
-        lines.append({
-            "match": match.id, "game": f"{match.id}/{rotation}", "set": match.set, "rotation": rotation,
-            "match_games": len(match.rotations), "agents": list(match.agents), "seats": seats, "seed": match.seed,
-            "env": env.id, "env_args": env.args, "rules": env.rule_args,
-            "sides": [list(side) for side in sides], "scores": list(scores),
-            "winners": None if winners is None else list(winners),
-        })
+        lines.append(
+            {
+                "match": match.id,
+                "game": f"{match.id}/{rotation}",
+                "set": match.set,
+                "rotation": rotation,
+                "match_games": len(match.rotations),
+                "agents": list(match.agents),
+                "seats": seats,
+                "seed": match.seed,
+                "env": env.id,
+                "env_args": env.args,
+                "rules": env.rule_args,
+                "sides": [list(side) for side in sides],
+                "scores": list(scores),
+                "winners": None if winners is None else list(winners),
+            }
+        )
     return lines
 
 
@@ -209,8 +225,9 @@ def play_matches(env, matches: list[Match], executor):
     workers = min(executor.workers, len(matches))
     chunksize = max(1, min(8, len(matches) // (workers * 8))) if workers else 1
     agents = {spec for match in matches for spec in match.agents}
-    for index, lines in executor.imap(_play_task, matches, init=(_init_worker, (env.id, env.args)),
-                                      chunksize=chunksize, agents=agents):
+    for index, lines in executor.imap(
+        _play_task, matches, init=(_init_worker, (env.id, env.args)), chunksize=chunksize, agents=agents
+    ):
         yield matches[index], lines
 
 
@@ -221,13 +238,20 @@ def _canonical(value):
     return json.loads(json.dumps(value))
 
 
+def _given(args: dict, key: str, show) -> str:
+    """An argument's value as a message shows it, or that it was not given."""
+    return show(args[key]) if key in args else "not given"
+
+
 def check_folder(out: Path) -> None:
     """Refuse a folder that holds other things than a league: before the lock, so that no lock
     file is put in someone else's folder, and again under it, in ``read_league``."""
-    if (out.exists() and not (out / LEAGUE_FILE).exists()
-            and (not out.is_dir() or any(p.name != files.LOCK_FILE for p in out.iterdir()))):
-        raise LeagueError(f"{out} is not a league folder (no {LEAGUE_FILE}) and not empty: "
-                          "give a new or empty folder")
+    if (
+        out.exists()
+        and not (out / LEAGUE_FILE).exists()
+        and (not out.is_dir() or any(p.name != files.LOCK_FILE for p in out.iterdir()))
+    ):
+        raise LeagueError(f"{out} is not a league folder (no {LEAGUE_FILE}) and not empty: give a new or empty folder")
 
 
 def read_league(out: Path) -> dict | None:
@@ -243,8 +267,15 @@ def read_league(out: Path) -> dict | None:
         raise LeagueError(f"{file} is not readable JSON ({exc})") from None
     if not isinstance(league, dict) or league.get("format") != FORMAT_VERSION:
         raise LeagueError(f"{file}: not a league file of format {FORMAT_VERSION}")
-    for key, kind in (("env_id", str), ("env_args", dict), ("rule_args", dict), ("seed", int), ("games", int),
-                      ("agents", list), ("reference", str)):
+    for key, kind in (
+        ("env_id", str),
+        ("env_args", dict),
+        ("rule_args", dict),
+        ("seed", int),
+        ("games", int),
+        ("agents", list),
+        ("reference", str),
+    ):
         if not isinstance(league.get(key), kind):
             raise LeagueError(f"{file}: {key!r} is missing or not a {kind.__name__}")
     return league
@@ -262,8 +293,7 @@ def league_differences(league: dict, env) -> list[str]:
     there, here = league["env_args"], _canonical(env.args)
     for key in sorted(set(there) | set(here)):
         if there.get(key) != here.get(key):
-            name = lambda args: repr(args[key]) if key in args else "not given"  # noqa: E731
-            problems.append(f"argument {key}: {name(there)} there but {name(here)} here")
+            problems.append(f"argument {key}: {_given(there, key, repr)} there but {_given(here, key, repr)} here")
     return problems
 
 
@@ -289,11 +319,18 @@ def _list_of(test):
 
 # Every field of a log line (as ``play_match`` writes them): the test of its value, and it in words.
 LOG_FIELDS = {
-    "match": (_text, "a string"), "game": (_text, "a string"), "set": (_whole, "a whole number"),
-    "rotation": (_whole, "a whole number"), "match_games": (_whole, "a whole number"),
-    "agents": (_list_of(_text), "a list of agent specs"), "seats": (_list_of(_text), "a list of agent specs"),
-    "seed": (_whole, "a whole number"), "env": (_text, "a string"), "env_args": (_mapping, "a mapping"),
-    "rules": (_mapping, "a mapping"), "sides": (_list_of(_list_of(_whole)), "a list of lists of seat numbers"),
+    "match": (_text, "a string"),
+    "game": (_text, "a string"),
+    "set": (_whole, "a whole number"),
+    "rotation": (_whole, "a whole number"),
+    "match_games": (_whole, "a whole number"),
+    "agents": (_list_of(_text), "a list of agent specs"),
+    "seats": (_list_of(_text), "a list of agent specs"),
+    "seed": (_whole, "a whole number"),
+    "env": (_text, "a string"),
+    "env_args": (_mapping, "a mapping"),
+    "rules": (_mapping, "a mapping"),
+    "sides": (_list_of(_list_of(_whole)), "a list of lists of seat numbers"),
     "scores": (_list_of(_finite), "a list of numbers"),
     "winners": (lambda value: value is None or _list_of(_whole)(value), "null or a list of seat numbers"),
 }
@@ -316,8 +353,7 @@ def line_problem(line, league: dict) -> str | None:
         there = line[field]
         for key in sorted(set(there) | set(own)):
             if (key in there, there.get(key)) != (key in own, own.get(key)):
-                given = lambda args: shown(args[key]) if key in args else "not given"  # noqa: E731
-                return f"{field} {key}: {given(there)}, the league's {given(own)}"
+                return f"{field} {key}: {_given(there, key, shown)}, the league's {_given(own, key, shown)}"
     unknown = [spec for spec in line["agents"] + line["seats"] if spec not in league["agents"]]
     if unknown:
         return f"agent {shown(unknown[0])} is not in the league"
@@ -338,10 +374,16 @@ def line_problem(line, league: dict) -> str | None:
     # the table (seats before rotation) must be one the schedule gives the pair, and the ids its own
     layout = tuple(rotated(line["seats"], -line["rotation"]))
     pair = line["agents"]
-    if (len(pair) != 2 or pair[0] >= pair[1] or layout not in pair_layouts(pair[0], pair[1], seats)
-            or line["rotation"] not in distinct_rotations(layout)):
-        return (f"seats {shown(line['seats'])} at rotation {line['rotation']} are not a table the league plays "
-                f"for {shown(pair)}")
+    if (
+        len(pair) != 2
+        or pair[0] >= pair[1]
+        or layout not in pair_layouts(pair[0], pair[1], seats)
+        or line["rotation"] not in distinct_rotations(layout)
+    ):
+        return (
+            f"seats {shown(line['seats'])} at rotation {line['rotation']} are not a table the league plays "
+            f"for {shown(pair)}"
+        )
     if line["match"] != match_id(layout, line["seed"]) or line["game"] != f"{line['match']}/{line['rotation']}":
         return f"match {shown(line['match'])} / game {shown(line['game'])}: not the ids of its table and deal seed"
     if line["match_games"] != len(distinct_rotations(layout)):
@@ -373,8 +415,9 @@ def read_log(path: Path, league: dict) -> tuple[dict, list[str]]:
             line = None
         problem = line_problem(line, league)
         if problem:
-            raise LeagueError(f"{path}, line {number}: {problem}; the log is damaged "
-                              "(remove that line to replay its match)")
+            raise LeagueError(
+                f"{path}, line {number}: {problem}; the log is damaged (remove that line to replay its match)"
+            )
         key, game, rotation = line["match"], line["game"], line["rotation"]
         if game in games:
             repeated += 1
@@ -404,7 +447,7 @@ def append_lines(path: Path, lines: list[dict]) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
     finally:
         os.close(fd)
@@ -437,6 +480,7 @@ def head_to_head(seats, winners) -> dict:
 def openskill_ratings(games, agents, lower_score_wins: bool, reference: str) -> dict:
     """``{agent: (mu, sigma)}`` after rating ``games`` in order, the reference's mu at 25."""
     from openskill.models import PlackettLuce
+
     model = PlackettLuce(tau=0.0)
     ratings = {a: (model.mu, model.sigma) for a in agents}
     for game in games:
@@ -483,7 +527,7 @@ def bradley_terry(wins, smoothing: float = SMOOTHING, max_iterations: int = 100_
 def elo_from_wins(wins, ref_index: int | None, smoothing: float = SMOOTHING) -> np.ndarray:
     """Elo (400/ln 10 per unit of log-strength) with the reference at ``REFERENCE_ELO``."""
     elo = ELO_SCALE * bradley_terry(wins, smoothing)
-    anchor = elo[..., ref_index:ref_index + 1] if ref_index is not None else elo.mean(-1, keepdims=True)
+    anchor = elo[..., ref_index : ref_index + 1] if ref_index is not None else elo.mean(-1, keepdims=True)
     return elo - anchor + REFERENCE_ELO
 
 
@@ -519,12 +563,18 @@ def rate(games, agents, lower_score_wins: bool, reference: str, bootstrap: int =
         i = index[agent]
         mu, sigma = skill[agent]
         played = sum(agent in game["seats"] for game in games)
-        rows.append({
-            "agent": agent, "mu": mu, "sigma": sigma, "ordinal": mu - 3 * sigma,
-            "elo": float(elo[i]), "elo_ci95": elo_ci[i],
-            "win_share": float(wins[i].sum() / counts[i].sum()) if counts[i].sum() else None,
-            "games": played,
-        })
+        rows.append(
+            {
+                "agent": agent,
+                "mu": mu,
+                "sigma": sigma,
+                "ordinal": mu - 3 * sigma,
+                "elo": float(elo[i]),
+                "elo_ci95": elo_ci[i],
+                "win_share": float(wins[i].sum() / counts[i].sum()) if counts[i].sum() else None,
+                "games": played,
+            }
+        )
     rows.sort(key=lambda r: (-r["ordinal"], r["agent"]))
     order = [index[r["agent"]] for r in rows]
     return {"rows": rows, "matrix": matrix[np.ix_(order, order)], "games": len(games), "sets": len(sets)}
@@ -553,11 +603,14 @@ def format_markdown(result: dict, league: dict, bootstrap: int) -> str:
     ]
     for rank, row in enumerate(result["rows"], 1):
         ci = row["elo_ci95"]
-        interval = "pinned" if row["agent"] == league["reference"] else \
-            "n/a" if ci is None else f"[{ci[0]:.0f}, {ci[1]:.0f}]"
+        interval = (
+            "pinned" if row["agent"] == league["reference"] else "n/a" if ci is None else f"[{ci[0]:.0f}, {ci[1]:.0f}]"
+        )
         agent = row["agent"].replace("|", "\\|")
-        lines.append(f"| {rank} | {agent} | {row['mu']:.2f} | {row['sigma']:.2f} | {row['ordinal']:.2f} | "
-                     f"{row['elo']:.0f} | {interval} | {_number(row['win_share'], 3)} | {row['games']} |")
+        lines.append(
+            f"| {rank} | {agent} | {row['mu']:.2f} | {row['sigma']:.2f} | {row['ordinal']:.2f} | "
+            f"{row['elo']:.0f} | {interval} | {_number(row['win_share'], 3)} | {row['games']} |"
+        )
     direction = "" if lower is None else f" ({'lower' if lower else 'higher'} final score is better)"
     lines += [
         "",
@@ -574,9 +627,22 @@ def format_csv(result: dict) -> str:
     out = ["rank,agent,mu,sigma,ordinal,elo,elo_ci95_low,elo_ci95_high,win_share,games"]
     for rank, row in enumerate(result["rows"], 1):
         ci = row["elo_ci95"] or [None, None]
-        out.append(",".join([str(rank), _csv_field(row["agent"]), f"{row['mu']:.6f}", f"{row['sigma']:.6f}",
-                             f"{row['ordinal']:.6f}", f"{row['elo']:.3f}", _number(ci[0], 3), _number(ci[1], 3),
-                             _number(row["win_share"], 6), str(row["games"])]))
+        out.append(
+            ",".join(
+                [
+                    str(rank),
+                    _csv_field(row["agent"]),
+                    f"{row['mu']:.6f}",
+                    f"{row['sigma']:.6f}",
+                    f"{row['ordinal']:.6f}",
+                    f"{row['elo']:.3f}",
+                    _number(ci[0], 3),
+                    _number(ci[1], 3),
+                    _number(row["win_share"], 6),
+                    str(row["games"]),
+                ]
+            )
+        )
     return "\n".join(out) + "\n"
 
 
@@ -608,8 +674,15 @@ def heatmap_png(result: dict, title: str) -> bytes:
     for i in range(n):
         for j in range(n):
             if not math.isnan(matrix[i, j]):
-                ax.text(j, i, f"{matrix[i, j]:.2f}", ha="center", va="center", fontsize=9,
-                        color="white" if abs(matrix[i, j] - 0.5) > 0.3 else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{matrix[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    color="white" if abs(matrix[i, j] - 0.5) > 0.3 else "black",
+                )
     ax.set_xticks(range(n), names, rotation=40, ha="right", fontsize=8)
     ax.set_yticks(range(n), names, fontsize=8)
     ax.set_xlabel("opponent")
@@ -655,29 +728,50 @@ def open_league(out: Path, agents, env_id, env_args, games, seed, reference) -> 
         problems = league_differences(league, env)
         if problems:
             made = ", ".join(f"{k}={json.dumps(v)}" for k, v in league["env_args"].items()) or "default arguments"
-            raise LeagueError(f"league folder {out} was made for {league['env_id']} ({made}), not this game: "
-                              + "; ".join(problems) + ". Use another --out folder, or leave out --env and --arg "
-                              "to continue this league with its own")
+            raise LeagueError(
+                f"league folder {out} was made for {league['env_id']} ({made}), not this game: "
+                + "; ".join(problems)
+                + ". Use another --out folder, or leave out --env and --arg "
+                "to continue this league with its own"
+            )
         if seed is not None and seed != league["seed"]:
-            raise LeagueError(f"league folder {out} plays deal seeds from {league['seed']}, not {seed}: a league "
-                              "keeps its seed (leave out --seed, or use another --out folder)")
+            raise LeagueError(
+                f"league folder {out} plays deal seeds from {league['seed']}, not {seed}: a league "
+                "keeps its seed (leave out --seed, or use another --out folder)"
+            )
     reference = reference or (league["reference"] if league else DEFAULT_REFERENCE)
     names = list(dict.fromkeys((league["agents"] if league else []) + [reference] + list(agents or [])))
     for spec in names:  # fail here with make_agent's message, not in a worker
         make_agent(spec, env, seed=0)
     settings = {
-        "format": FORMAT_VERSION, "env_id": env.id, "env_args": _canonical(env.args),
-        "rule_args": _canonical(env.rule_args), "seats": env.seats, "deals_per_game": env.deals,
+        "format": FORMAT_VERSION,
+        "env_id": env.id,
+        "env_args": _canonical(env.args),
+        "rule_args": _canonical(env.rule_args),
+        "seats": env.seats,
+        "deals_per_game": env.deals,
         "lower_score_wins": env.spec.lower_score_wins,
         "seed": league["seed"] if league else (seed if seed is not None else 0),
         "games": games if games is not None else (league["games"] if league else DEFAULT_GAMES),
-        "agents": names, "reference": reference,
+        "agents": names,
+        "reference": reference,
     }
     return env, settings, league
 
 
-def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=None, reference=None,
-               processes: int = 1, bootstrap: int = BOOTSTRAP, verbose: bool = True, executor=None) -> dict:
+def run_league(
+    out,
+    agents=None,
+    env_id=None,
+    env_args=None,
+    games=None,
+    seed=None,
+    reference=None,
+    processes: int = 1,
+    bootstrap: int = BOOTSTRAP,
+    verbose: bool = True,
+    executor=None,
+) -> dict:
     """Open (or create) the league in ``out``, add ``agents``, play every missing match and
     write the ratings. ``env_id``/``env_args``/``games``/``seed``/``reference`` None: the
     league's own (or the defaults for a new league). Matches are played by ``executor``
@@ -707,8 +801,10 @@ def run_league(out, agents=None, env_id=None, env_args=None, games=None, seed=No
             say(f"{log}: dropped {', '.join(notes)}; their matches are played again")
         planned = schedule(names, env.seats, settings["games"], settings["seed"])
         pending = [m for m in planned if m.id not in finished]
-        say(f"league {out}: {env.id}, {len(names)} agents, {len(planned)} matches "
-            f"({len(planned) - len(pending)} in the log, {len(pending)} to play)")
+        say(
+            f"league {out}: {env.id}, {len(names)} agents, {len(planned)} matches "
+            f"({len(planned) - len(pending)} in the log, {len(pending)} to play)"
+        )
         start, played, step = time.perf_counter(), 0, max(1, len(pending) // 10)
         executor = executor or LocalExecutor(processes)
         for match, lines in play_matches(env, pending, executor):  # only this process writes the log
@@ -732,8 +828,9 @@ def read_config(path) -> dict:
         raise LeagueError(f"{path}: expected a mapping with keys {', '.join(CONFIG_KEYS)}")
     unknown = [k for k in data if k not in CONFIG_KEYS]
     if unknown:
-        raise LeagueError(f"{path}: unknown key(s) {', '.join(map(shown, unknown))}; the keys are "
-                          f"{', '.join(CONFIG_KEYS)}")
+        raise LeagueError(
+            f"{path}: unknown key(s) {', '.join(map(shown, unknown))}; the keys are {', '.join(CONFIG_KEYS)}"
+        )
     if "args" in data and not isinstance(data["args"], dict):
         raise LeagueError(f"{path}: args must be a mapping of env arguments")
     for key in ("out", "env", "reference"):
@@ -745,17 +842,23 @@ def read_config(path) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m training.league", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="the league folder (created if new; continued if it holds a league)")
-    parser.add_argument("--config", metavar="FILE", help="YAML/JSON file with out, env, args, agents, games, "
-                                                          "seed, reference (options given here win)")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="YAML/JSON file with out, env, args, agents, games, seed, reference (options given here win)",
+    )
     parser.add_argument("--agents", help="comma-separated agent specs to add to the league")
     parser.add_argument("--env", help=f"{' or '.join(GAMES)} (a new league: {default_game().id}; else the league's)")
     parser.add_argument("--arg", action="append", metavar="KEY=VALUE", help="env argument, e.g. --arg deals=[8]")
     parser.add_argument("--games", type=int, help=f"duplicate sets per pairing (new league: {DEFAULT_GAMES})")
     parser.add_argument("--seed", type=int, help="first deal seed (new league: 0; a league keeps its own)")
-    parser.add_argument("--reference", help=f"agent pinned at mu {REFERENCE_MU:g} / Elo {REFERENCE_ELO:g} "
-                                            f"(new league: {DEFAULT_REFERENCE})")
-    parser.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 4),
-                        help="worker processes (1: play in this process)")
+    parser.add_argument(
+        "--reference",
+        help=f"agent pinned at mu {REFERENCE_MU:g} / Elo {REFERENCE_ELO:g} (new league: {DEFAULT_REFERENCE})",
+    )
+    parser.add_argument(
+        "--processes", type=int, default=min(os.cpu_count() or 1, 4), help="worker processes (1: play in this process)"
+    )
     parser.add_argument("--bootstrap", type=int, default=BOOTSTRAP, help="resamples for the Elo intervals (0: none)")
     add_executor_arguments(parser)
     args = parser.parse_args(argv)
@@ -765,8 +868,13 @@ def main(argv=None):
         out = args.out or config.get("out")
         if not out:
             raise LeagueError("give the league folder: --out DIR (or out: in --config)")
-        agents = _agent_list(args.agents, "--agents") if args.agents is not None else \
-            _agent_list(config["agents"], f"{args.config}: agents") if "agents" in config else []
+        agents = (
+            _agent_list(args.agents, "--agents")
+            if args.agents is not None
+            else _agent_list(config["agents"], f"{args.config}: agents")
+            if "agents" in config
+            else []
+        )
         env_args = parse_env_args(args.arg) if args.arg else config.get("args")
         env_id = args.env or config.get("env")
         if env_id is not None and env_args is None:
@@ -775,8 +883,9 @@ def main(argv=None):
         seed = args.seed if args.seed is not None else config.get("seed")
         reference = args.reference or config.get("reference")
         executor = executor_from_args(args, args.processes)
-        result = run_league(out, agents, env_id, env_args, games, seed, reference, args.processes, args.bootstrap,
-                            executor=executor)
+        result = run_league(
+            out, agents, env_id, env_args, games, seed, reference, args.processes, args.bootstrap, executor=executor
+        )
     except ValueError as error:  # a bad agent, env argument, folder, value; an illegal move
         parser.exit(1, f"error: {error}\n")
     except KeyboardInterrupt:

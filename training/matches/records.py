@@ -18,6 +18,7 @@ rules' card notation). The game is deterministic given the env, the seed and the
 so a record replays exactly; an episode shorter than the game (Craits ``episode="deal"``)
 is followed by the next, as ``training.matches.evaluate.play_game`` plays it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,7 +28,6 @@ import tempfile
 from pathlib import Path
 
 from envs.engine import IllegalActionError, clipped, shown
-
 from training.common.files import write_file
 from training.common.games import EnvHandle
 
@@ -44,8 +44,17 @@ class RecordError(ValueError):
 
 def header_of(env, seed: int, agents: list[str], **extra) -> dict:
     """The header line of a game in ``env`` (an ``EnvHandle``) from ``reset(seed)``."""
-    return {"record": RECORD_FORMAT, "version": RECORD_VERSION, "env": env.id, "env_args": dict(env.args),
-            "rule_args": env.rule_args, "seed": seed, "seats": env.seats, "agents": list(agents), **extra}
+    return {
+        "record": RECORD_FORMAT,
+        "version": RECORD_VERSION,
+        "env": env.id,
+        "env_args": dict(env.args),
+        "rule_args": env.rule_args,
+        "seed": seed,
+        "seats": env.seats,
+        "agents": list(agents),
+        **extra,
+    }
 
 
 def result_of(game, truncated: bool = False) -> dict:
@@ -111,19 +120,23 @@ def parse_record(text: str, source: str = "record") -> tuple[dict, list[dict], d
         raise RecordError(f"{source}: empty, not a deckgym game record")
     number, header = lines[0]
     if header.get("record") != RECORD_FORMAT or header.get("version") != RECORD_VERSION:
-        raise RecordError(f"{source}, line {number}: not a deckgym game record header "
-                          f"(expected record={RECORD_FORMAT!r}, version={RECORD_VERSION})")
+        raise RecordError(
+            f"{source}, line {number}: not a deckgym game record header "
+            f"(expected record={RECORD_FORMAT!r}, version={RECORD_VERSION})"
+        )
     for key, kind in HEADER_KEYS.items():
         if not isinstance(header.get(key), kind) or isinstance(header.get(key), bool):
-            raise RecordError(f"{source}, line {number}: header field {key!r} must be a {kind.__name__}, "
-                              f"got {shown(header.get(key))}")
+            raise RecordError(
+                f"{source}, line {number}: header field {key!r} must be a {kind.__name__}, got {shown(header.get(key))}"
+            )
     if len(lines) < 2 or set(lines[-1][1]) != {"result"}:
-        raise RecordError(f"{source}: the last line must be the result ({{\"result\": ...}})")
+        raise RecordError(f'{source}: the last line must be the result ({{"result": ...}})')
     moves = []
     for number, move in lines[1:-1]:
         if set(move) != {"seat", "action"} or type(move["seat"]) is not int or not isinstance(move["action"], str):
-            raise RecordError(f"{source}, line {number}: a move line is {{\"seat\": <int>, \"action\": <text>}}, "
-                              f"got {shown(move)}")
+            raise RecordError(
+                f'{source}, line {number}: a move line is {{"seat": <int>, "action": <text>}}, got {shown(move)}'
+            )
         moves.append(dict(move, line=number))
     return header, moves, lines[-1][1]["result"]
 
@@ -143,8 +156,9 @@ def read_record(path) -> tuple[dict, list[dict], dict]:
     return parse_record(text, str(path))
 
 
-def replay(header: dict, moves: list[dict], result: dict, source: str = "record", on_move=None,
-           on_deal_end=None) -> dict:
+def replay(
+    header: dict, moves: list[dict], result: dict, source: str = "record", on_move=None, on_deal_end=None
+) -> dict:
     """Play a record's moves through a fresh env and check it: the rules it was made under,
     every move's seat and legality, and the result. ``on_move(game, seat, text)`` is called
     before each move, ``on_deal_end(game)`` after each episode ends. Returns the result."""
@@ -154,13 +168,18 @@ def replay(header: dict, moves: list[dict], result: dict, source: str = "record"
         raise RecordError(f"{source}, line 1: {exc}") from None
     if env.rule_args != header["rule_args"]:
         made = header["rule_args"]
-        differ = [f"{k}={made.get(k)!r} there, {env.rule_args.get(k)!r} here"
-                  for k in sorted(set(env.rule_args) | set(made)) if env.rule_args.get(k) != made.get(k)]
-        raise RecordError(f"{source}, line 1: made under other rules than its env arguments give here "
-                          f"({'; '.join(differ)})")
+        differ = [
+            f"{k}={made.get(k)!r} there, {env.rule_args.get(k)!r} here"
+            for k in sorted(set(env.rule_args) | set(made))
+            if env.rule_args.get(k) != made.get(k)
+        ]
+        raise RecordError(
+            f"{source}, line 1: made under other rules than its env arguments give here ({'; '.join(differ)})"
+        )
     if header["seats"] != env.seats or len(header["agents"]) != env.seats:
-        raise RecordError(f"{source}, line 1: {header['seats']} seats and {len(header['agents'])} agents for a "
-                          f"{env.seats}-seat table")
+        raise RecordError(
+            f"{source}, line 1: {header['seats']} seats and {len(header['agents'])} agents for a {env.seats}-seat table"
+        )
     raw = env.raw
     raw.reset(seed=header["seed"])
     queue, truncated = iter(moves), False

@@ -7,12 +7,12 @@ Every move must be the acting seat's and legal, the rules the record was made un
 be those its env arguments give here, and the replayed result must match the record's
 (``training.matches.records``). A record that fails is refused with the line number.
 """
+
 from __future__ import annotations
 
 import argparse
 
 from envs.present import presentation
-
 from training.matches.records import RecordError, read_record, replay
 
 
@@ -35,11 +35,12 @@ def show_replay(path, verbose: bool = True) -> dict:
         print("\n" + presentation(game).render(game) + "\n")
         shown_table.clear()
 
-    replayed = replay(header, moves, result, str(path), on_move if verbose else None,
-                      on_deal_end if verbose else None)
+    replayed = replay(header, moves, result, str(path), on_move if verbose else None, on_deal_end if verbose else None)
     winners = replayed["winners"]
-    print(f"{path}: {len(moves)} moves replayed, every one legal; scores {replayed['scores']}, "
-          f"{'truncated' if winners is None else f'winners {winners}'}: as recorded")
+    print(
+        f"{path}: {len(moves)} moves replayed, every one legal; scores {replayed['scores']}, "
+        f"{'truncated' if winners is None else f'winners {winners}'}: as recorded"
+    )
     return replayed
 
 

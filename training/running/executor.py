@@ -24,6 +24,7 @@ Nothing assumes a disk shared with the workers:
 A worker that dies is retried (``MAX_RETRIES``); since only this process writes, a retried task
 is never counted twice.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,7 +36,6 @@ from pathlib import Path
 
 import envs
 import training
-
 from training.agents.folders import agent_copies, pack_agents
 from training.common.files import write_atomically
 
@@ -51,6 +51,7 @@ def limit_threads(n: int = 1) -> None:
     waiting on each other: a batched opponent call took 37x longer on a loaded 2-core machine
     (``benchmarks/training_profile.py --pool checkpoints/craits``)."""
     from threadpoolctl import threadpool_limits
+
     threadpool_limits(n, user_api="blas")
 
 
@@ -69,8 +70,10 @@ def import_ray(what: str = "--ray / --ray-address"):
     try:
         import ray
     except ImportError:
-        raise ExecutorError(f"{what} need{'' if what.startswith('--') else 's'} Ray, which is not installed: "
-                            f"{SCALE_EXTRA} (the 'scale' extra)") from None
+        raise ExecutorError(
+            f"{what} need{'' if what.startswith('--') else 's'} Ray, which is not installed: "
+            f"{SCALE_EXTRA} (the 'scale' extra)"
+        ) from None
     return ray
 
 
@@ -78,6 +81,7 @@ def import_ray(what: str = "--ray / --ray-address"):
 class LocalExecutor:
     """Today's behaviour: ``processes`` spawned workers (safe beside torch threads), or this
     process alone with 1."""
+
     ray = False
 
     def __init__(self, processes: int = 1):
@@ -94,8 +98,9 @@ class LocalExecutor:
                 init[0](*init[1])
             yield from enumerate(map(fn, tasks))
             return
-        with multiprocessing.get_context("spawn").Pool(min(self.processes, len(tasks)), _pool_worker_init,
-                                                       (init,)) as pool:
+        with multiprocessing.get_context("spawn").Pool(
+            min(self.processes, len(tasks)), _pool_worker_init, (init,)
+        ) as pool:
             yield from enumerate(pool.imap(fn, tasks, chunksize))
 
 
@@ -109,6 +114,7 @@ def _run_chunk(fn, init, packed, tasks):
 class RayExecutor:
     """Ray tasks on a local Ray (``address`` None: started here with ``processes`` CPUs, unless
     this process is connected already) or on the cluster at ``address``."""
+
     ray = True
 
     def __init__(self, address: str | None = None, processes: int = 1):
@@ -131,6 +137,7 @@ class RayExecutor:
         ``init = (function, args)`` runs first in each. A task's error is raised here as itself."""
         import ray
         from ray.exceptions import RayError, RayTaskError
+
         fn, init = _importable(fn), init and (_importable(init[0]), init[1])
         packed = ray.put(pack_agents(agents))  # once, whatever the number of tasks
         chunks = [range(i, min(i + chunksize, len(tasks))) for i in range(0, len(tasks), chunksize)]
@@ -145,8 +152,9 @@ class RayExecutor:
                     cause = getattr(exc, "cause", None)
                     raise (cause if isinstance(cause, Exception) else exc) from None
                 except RayError as exc:  # its worker died MAX_RETRIES + 1 times, the node was lost, ...
-                    raise ExecutorError(f"a Ray task failed for good ({type(exc).__name__}) after "
-                                        f"{MAX_RETRIES} retries: {exc}") from None
+                    raise ExecutorError(
+                        f"a Ray task failed for good ({type(exc).__name__}) after {MAX_RETRIES} retries: {exc}"
+                    ) from None
                 yield from zip(chunk, results)
         finally:
             for ref in pending:  # stopped early (an error, Ctrl-C): don't leave work behind
@@ -166,8 +174,10 @@ def _importable(fn):
 
 def runtime_env() -> dict:
     """What Ray ships to every worker: this code, from wherever it is (a checkout or installed)."""
-    return {"py_modules": [str(Path(next(iter(pkg.__path__))).resolve()) for pkg in (envs, training)],
-            "excludes": EXCLUDES}
+    return {
+        "py_modules": [str(Path(next(iter(pkg.__path__))).resolve()) for pkg in (envs, training)],
+        "excludes": EXCLUDES,
+    }
 
 
 def make_executor(processes: int = 1, ray: bool = False, address: str | None = None):
@@ -180,10 +190,14 @@ def make_executor(processes: int = 1, ray: bool = False, address: str | None = N
 def add_executor_arguments(parser) -> None:
     """``--ray`` and ``--ray-address``, as the league, evaluation and benchmark take them."""
     group = parser.add_argument_group(f"Ray (the scale extra: {SCALE_EXTRA}; docs/scaling.md)")
-    group.add_argument("--ray", action="store_true",
-                       help="run the work as Ray tasks on a local Ray started here (--processes CPUs)")
-    group.add_argument("--ray-address", metavar="ADDRESS",
-                       help="run it on the running Ray cluster at ADDRESS (also: the RAY_ADDRESS variable)")
+    group.add_argument(
+        "--ray", action="store_true", help="run the work as Ray tasks on a local Ray started here (--processes CPUs)"
+    )
+    group.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="run it on the running Ray cluster at ADDRESS (also: the RAY_ADDRESS variable)",
+    )
 
 
 def executor_from_args(args, processes: int):
@@ -192,8 +206,11 @@ def executor_from_args(args, processes: int):
 
 def read_folder(folder: Path, skip=(".lock",)) -> dict[str, bytes]:
     """Every file under ``folder`` by its relative path (POSIX), for sending it whole."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and not p.is_symlink() and p.name not in skip}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink() and p.name not in skip
+    }
 
 
 def write_folder(folder: Path, files: dict[str, bytes]) -> None:
