@@ -110,7 +110,6 @@ from training.running.executor import LocalExecutor, add_executor_arguments, exe
 
 FORMAT_VERSION = 1
 LEAGUE_FILE, LOG_FILE = "league.json", "matches.jsonl"
-OUTPUT_FILES = ("ratings.md", "ratings.csv", "win_share.csv", "win_share.png")
 DEFAULT_GAMES, DEFAULT_REFERENCE = 50, "random"
 REFERENCE_MU, REFERENCE_ELO = 25.0, 0.0
 ELO_SCALE = 400.0 / math.log(10.0)
