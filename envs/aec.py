@@ -9,6 +9,7 @@ the same way.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import numpy as np
 from gymnasium import logger, spaces
@@ -58,7 +59,9 @@ class CardGameEnv(AECEnv):
     ``render()`` writes the table with the game's ``present`` module (``envs/present.py``).
     """
 
-    metadata = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "is_parallelizable": False}
+    # The engine (a ``GameEngine``), ``None`` until ``reset()``; each game's env declares its class.
+    game: Any
 
     def __init__(
         self,
@@ -86,7 +89,7 @@ class CardGameEnv(AECEnv):
             }
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        self.action_spaces: dict[str, Any] = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
         self._seeder = random.Random()
         self.game = None
 
@@ -114,8 +117,8 @@ class CardGameEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
-        self._obs_cache = {}
+        self.infos: dict[str, dict] = {a: {} for a in self.agents}
+        self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
         self._paid = False
         self.agent_selection = self.agents[self.game.current_player]
 

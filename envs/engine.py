@@ -10,6 +10,7 @@ a step (the mask, then ``apply``'s legality check).
 from __future__ import annotations
 
 import operator
+from typing import TYPE_CHECKING
 
 
 def as_action(value) -> int | None:
@@ -63,6 +64,12 @@ class IllegalActionError(ValueError):
 class GameEngine:
     num_players: int
     _legal: list[int] | None = None  # legal actions of the current state, once computed
+
+    if TYPE_CHECKING:  # each engine defines it, as an attribute or a property
+
+        @property
+        def current_player(self) -> int | None:
+            """The seat to act; an engine may give ``None`` once the game is over."""
 
     def sides(self) -> list[list[int]]:
         """The seats scored together (partnerships); by default each seat alone."""

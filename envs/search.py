@@ -120,6 +120,7 @@ import random
 import time
 import types
 from collections.abc import Callable
+from typing import Any
 
 from .agent import SearchAgent
 from .engine import as_action, shown
@@ -233,6 +234,7 @@ def parse_options(text: str) -> dict:
             check_options({key: raw})  # the unknown-option message
         if key in options:
             raise ValueError(f"IS-MCTS option {key} given twice")
+        value: int | float | str | None
         try:
             if key == "seed" and raw.lower() == "none":
                 value = None
@@ -256,11 +258,11 @@ class _Edge:
 
     __slots__ = ("visits", "total", "avail", "children")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.visits = 0
         self.total = 0.0
         self.avail = 0
-        self.children = {}
+        self.children: dict[Any, _Node] = {}  # by the searcher's private observation
 
 
 class _Node:
@@ -268,7 +270,7 @@ class _Node:
 
     __slots__ = ("edges",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.edges: dict[int, _Edge] = {}
 
 
@@ -297,8 +299,8 @@ class ISMCTSBot(SearchAgent):
         self.seed = opts["seed"]
         self._rng = random.Random(_seed_int(self.seed))
         self._policy = self.search_game.heuristic_action if self.rollout == "heuristic" else random_action
-        self._memory = {}
-        self.last_root = None  # the root of the last search, for inspection
+        self._memory: dict[int, Any] = {}  # seat -> the search game's memory (new_memory())
+        self.last_root: _Node | None = None  # the root of the last search, for inspection
         # Asked between iterations; when it answers True the search ends with what it has
         # (a frontend whose game was closed meanwhile: the web app).
         self.stop: Callable[[], bool] | None = None
@@ -420,9 +422,9 @@ class ISMCTSBot(SearchAgent):
                     action = candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
                     edge = edges[action]
                 for a in legal:
-                    e = edges.get(a)
-                    if e is not None:
-                        e.avail += 1
+                    seen = edges.get(a)
+                    if seen is not None:
+                        seen.avail += 1
             path.append((edge, state.current_player))
             state.apply(action)
             while not terminal(state) and not visible(state, searcher):

@@ -7,6 +7,8 @@ hit the next opponent with a crank, a skip, a 7 or a 5 when that player is about
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ..bot import HeuristicBot
@@ -60,7 +62,7 @@ def play_choice(legal, hand_size: int, suits, next_player: int) -> int:
         value = values[rank] + _SUIT_WEIGHT[rank] * (suits[card & 3] - 1)  # the card itself is in the hand
         if best is None or value > best_value:
             best, best_value = card, value
-    return int(best)
+    return int(cast(int, best))  # a card: legal holds a play (a lone draw is a forced move, never asked)
 
 
 def crank_choice(legal) -> int:

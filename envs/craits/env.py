@@ -164,6 +164,7 @@ _ABSENT_SLOTS = {n: bytes(4 * (MAX_OTHERS - n + 1) * SLOT_SIZE) for n in range(2
 
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "craits_v0"}
+    game: CraitsGame  # None until reset()
 
     def __init__(
         self,
@@ -280,7 +281,8 @@ class raw_env(CardGameEnv):
         data = b"".join(parts)
         if obs.dtype is _F32:
             try:
-                memoryview(obs).cast("B")[:] = data  # a plain copy
+                # a plain copy; numpy's stubs make an ndarray a Buffer only from Python 3.12 on:
+                memoryview(obs).cast("B")[:] = data  # type: ignore[arg-type]  # a Buffer at run time
                 return
             except TypeError:  # not contiguous (or read-only: numpy's own error below)
                 pass

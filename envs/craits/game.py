@@ -73,6 +73,8 @@ def hand_points(cards: list[str], rules: Rules = Rules()) -> int:
 class CraitsGame(GameEngine):
     """A whole game of Craits: a series of deals with cumulative scores and pressure tallies."""
 
+    current_player: int  # the seat to act
+
     def __init__(self, rules: Rules = Rules(), num_players: int = 4, seed=None):
         self._setup(rules, num_players, seed)
         self.totals = [0] * num_players
@@ -99,7 +101,8 @@ class CraitsGame(GameEngine):
         self.deal_truncated = False
         self.last_deal_points: list[int] | None = None
         self.finished_deal: dict | None = None  # the last deal as it ended, for its rendering
-        self.last_move = None  # (seat, action or upcard card, crank count before, is upcard)
+        # (seat, action or upcard card, crank count before, is upcard)
+        self.last_move: tuple[int, int, int, bool] | None = None
         self.events: list[tuple] = []  # draws, pressures and lost turns of the last move
 
     # ------------------------------------------------------------------ deals
@@ -121,7 +124,7 @@ class CraitsGame(GameEngine):
 
     def _reset_deal_state(self) -> None:
         n = self.num_players
-        self.discard = []
+        self.discard: list[int] = []
         self.discard_bits = 0
         self.direction = 1
         self.phase_id = PLAY
@@ -133,7 +136,8 @@ class CraitsGame(GameEngine):
         self.stalled_draws = 0
         self.deal_actions = 0
         self.someone_out = False  # once set, the deal ends as soon as no crank runs (1.7)
-        self.positions = None  # position -> times seen; counted only once the deal reshuffled
+        # position -> times seen; counted only once the deal reshuffled
+        self.positions: dict[tuple, int] | None = None
 
     def _end_deal(self, reason: str) -> None:
         scoring = self.rules.three_scoring
@@ -329,8 +333,10 @@ class CraitsGame(GameEngine):
             tuple(self.announced),
             tuple(self.lose_turn),
         )
-        seen = self.positions.get(key, 0) + 1
-        self.positions[key] = seen
+        positions = self.positions
+        assert positions is not None  # _apply counts positions only once a reshuffle made them
+        seen = positions.get(key, 0) + 1
+        positions[key] = seen
         return seen >= 3
 
     def action_to_text(self, action: int) -> str:

@@ -81,6 +81,14 @@ class Table(EventTable):
     def ready_rules(self) -> dict:
         return {"deals": list(self.rules.deals)}  # a preset's or "short" deals, spelt out
 
+    @property
+    def engine(self) -> _CraitsEngine:
+        """The table's engine, where one exists: past an event's ``expect`` check (but a
+        ``deal``'s, which makes it) and in the words about a deal under way."""
+        g = self.game
+        assert g is not None, "no deal yet"
+        return g
+
     # -------------------------------------------------------------- events
     def _deal(self, ev: dict) -> None:
         fields(ev, "a deal event", ("event", "deal", "hand", "upcard"), ("dealer",))
@@ -144,7 +152,6 @@ class Table(EventTable):
 
     def _move(self, ev: dict) -> None:
         fields(ev, "a move event", ("event", "seat", "move"), ("drew",))
-        g = self.game
         seat = integer(ev["seat"], "seat", 0, self.n - 1)
         text = ev["move"]
         try:
@@ -153,6 +160,7 @@ class Table(EventTable):
             raise ProtocolError(str(exc)) from None
         if self.expect != "move":
             raise ProtocolError(self.not_now("a move"))
+        g = self.engine
         if seat != g.current_player:
             raise ProtocolError(f"seat {seat} moved out of turn: {self._situation()}")
         me = self.seat
@@ -167,20 +175,23 @@ class Table(EventTable):
             before, ev.get("drew"), f"seat {seat}'s {quoted(text)}" if seat != me else f"your {quoted(text)}"
         )
         if g.deal_over:  # scored on the placeholders: undone until the deal_end event shows the hands
+            assert g.last_deal_points is not None  # scored as the deal ended
             for s, points in enumerate(g.last_deal_points):
                 g.totals[s] -= points
             self.expect = "deal_end"
 
     def _deal_end(self, ev: dict) -> None:
         fields(ev, "a deal_end event", ("event", "hands"), ("points", "reason"))
-        g = self.game
         reason = ev.get("reason")
         if self.expect == "deal_end":
+            g = self.engine
+            assert g.finished_deal is not None  # the deal ended
             ended = g.finished_deal["reason"]
             if reason is not None and reason != ended:
                 raise ProtocolError(f"the deal ended by {ended!r} here, not {quoted(reason)}")
             reason = ended
         elif self.expect == "move":
+            g = self.engine
             if reason != "repetition":
                 raise ProtocolError(
                     f"the deal is not over ({self._situation()}); a deal the server can't see "
@@ -193,7 +204,8 @@ class Table(EventTable):
         hands = json_list(ev["hands"], "hands")
         if len(hands) != self.n:
             raise ProtocolError(f"hands must list {self.n} hands, one per seat, not {len(hands)}")
-        me, seen = self.seat, {}
+        me = self.seat
+        seen: dict[int, int] = {}  # card -> the seat whose hand lists it
         revealed = []
         for s, listed in enumerate(hands):
             cards = _cards(listed, f"hands[{s}]")
@@ -233,7 +245,7 @@ class Table(EventTable):
     # --------------------------------------------------------- placeholders
     def _find(self, card: int, skip: int | None = None):
         """Where a hidden ``card`` is: ("hand", seat) or ("stock", index); None if not hidden."""
-        g = self.game
+        g = self.engine
         for s, bits in enumerate(g.hand_bits):
             if s != self.seat and s != skip and bits >> card & 1:
                 return "hand", s
@@ -244,7 +256,7 @@ class Table(EventTable):
 
     def _exchange(self, place, out: int, into: int) -> None:
         """The hidden ``place`` gives up ``out`` and holds ``into`` instead."""
-        g = self.game
+        g = self.engine
         if place[0] == "hand":
             g.hand_bits[place[1]] ^= (1 << out) | (1 << into)
         else:
@@ -253,7 +265,7 @@ class Table(EventTable):
 
     def _make_possible(self, actor: int, action: int, text) -> None:
         """Exchange placeholders so that another seat's move is legal if anything it could hold allows it."""
-        g = self.game
+        g = self.engine
         hand = g.hand_bits[actor]
         if action < DRAW:  # a play
             card = action % UNANNOUNCED
@@ -300,7 +312,7 @@ class Table(EventTable):
 
     def _take_drawn(self, before: int, drew, what: str) -> None:
         """The cards this seat drew in the last event are those it says: exchange placeholders."""
-        g, me = self.game, self.seat
+        g, me = self.engine, self.seat
         got = g.hand_bits[me] & ~before
         listed = _cards(drew if drew is not None else [], "drew")
         count = got.bit_count()
@@ -331,7 +343,7 @@ class Table(EventTable):
         return f"{what} can't come now: the deal is under way ({self._situation()})"
 
     def _situation(self) -> str:
-        g = self.game
+        g = self.engine
         seat, phase = g.current_player, g.phase_id
         if phase in (NAME_SUIT, BLIND_SUIT):
             return f"seat {seat} is to name a suit"
@@ -340,7 +352,7 @@ class Table(EventTable):
         return f"seat {seat} is to play on {card_to_text(g.discard[-1])} (suit {SUITS[g.suit_id]}) or draw"
 
     def why_illegal(self, action: int) -> str:
-        g = self.game
+        g = self.engine
         legal = ", ".join(g.action_to_text(a) for a in g.legal_actions())
         if (
             action < DRAW

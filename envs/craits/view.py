@@ -190,7 +190,9 @@ def private(state: CraitsGame, searcher: int) -> int:
 def deal_points(state: CraitsGame) -> list[int]:
     """Every seat's points of the deal: as scored if it ended, else as it stands."""
     if state.deal_over or state.game_over:
-        return state.last_deal_points
+        points = state.last_deal_points
+        assert points is not None  # scored as the deal ended
+        return points
     scoring = state.rules.three_scoring
     return [_points(h, scoring) + p for h, p in zip(state.hand_bits, state.deal_pressure)]
 

@@ -74,7 +74,7 @@ _COUNT_FIELDS = np.r_[
 ]
 # The start player's slot and the trick fields, by their bytes -> ``_read_table``: games
 # show about a thousand distinct ones, so each is read once and looked up after.
-_TABLES = {}
+_TABLES: dict[bytes, tuple[tuple, int, Round]] = {}
 _MAX_TABLES = 100_000
 
 
@@ -156,8 +156,9 @@ def play_choice(
     if forced:
         pairable = 0
     down_cost = 2.0 if has_pair else 2.7  # what the highest takes: 2 beside a pair, 3 without
-    face_up_gains = {}  # copies face up -> points one more adds, plus FACE_UP_BASE
-    pair_chances = {}  # copies unseen -> chance a later seat pairs the card
+    face_up_gains: dict[int, float] = {}  # copies face up -> points one more adds, plus FACE_UP_BASE
+    pair_chances: dict[int, float] = {}  # copies unseen -> chance a later seat pairs the card
+    p_pair: float | None  # the card's chance to be paired (from pair_chances)
     best, best_value = legal[0], -math.inf
     for a in legal:
         copies = face_up[a]

@@ -152,7 +152,7 @@ def _build_scale() -> np.ndarray:
 _SCALE = _build_scale()
 
 
-_TEMPLATES = {}  # (phase, start player, round, pick) -> _template(...)
+_TEMPLATES: dict[tuple[str, int, int, int], np.ndarray] = {}  # (phase, start player, round, pick) -> _template(...)
 
 
 def _template(phase: str, start: int, round_index: int, pick: int) -> np.ndarray:
@@ -190,6 +190,7 @@ def result(score: Score) -> int:
 
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "pairs_draft_v0"}
+    game: PairsDraftGame  # None until reset()
 
     def __init__(
         self, reward: str = "points", illegal_action: str = "penalty", render_mode: str | None = None, **unknown

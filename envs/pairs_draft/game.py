@@ -128,6 +128,7 @@ class PairsDraftGame(GameEngine):
     """One game of Pairs Draft; ``PairsDraftGame(seed)`` deals and starts the draft."""
 
     num_players = NUM_PLAYERS
+    _trick: list[Play]  # this round's plays, in order
 
     def __init__(self, seed=None):
         rng = random.Random(seed)

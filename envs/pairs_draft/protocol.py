@@ -59,6 +59,14 @@ class Table(EventTable):
     def from_env(cls, raw, seat: int) -> Table:
         return cls(seat)
 
+    @property
+    def engine(self) -> PairsDraftGame:
+        """The table's engine, where one exists: past an event's ``expect`` check (but the
+        ``deal``'s, which makes it) and in the words about the game under way."""
+        g = self.game
+        assert g is not None, "no deal yet"
+        return g
+
     def _deal(self, ev: dict) -> None:
         fields(ev, "a deal event", ("event", "start_player", "pack"))
         if self.expect != "deal":
@@ -87,7 +95,7 @@ class Table(EventTable):
         pack = _numbers(ev["pack"], "pack")
         if self.expect != "pack":
             raise ProtocolError(self.not_now("a pack"))
-        g, me = self.game, self.seat
+        g, me = self.engine, self.seat
         p = g.pick_index
         if sum(pack) != DRAFT_PICKS - p:
             raise ProtocolError(f"the pack of pick {p + 1} holds {DRAFT_PICKS - p} cards, this one {sum(pack)}")
@@ -123,7 +131,7 @@ class Table(EventTable):
                 place[b] += 1
                 counts[a] += 1
                 counts[b] -= 1
-        self.game._legal = None
+        self.engine._legal = None
 
     def _move(self, ev: dict) -> None:
         fields(ev, "a move event", ("event", "seat", "move"))
@@ -133,7 +141,7 @@ class Table(EventTable):
             raise ProtocolError(f'a move is text such as "play 7", not {quoted(text)}')
         if self.expect != "move":
             raise ProtocolError(self.not_now("a move"))
-        g, me = self.game, self.seat
+        g, me = self.engine, self.seat
         phase = g.phase
         verb = VERBS[phase]
         words = text.lower().split()
@@ -175,7 +183,7 @@ class Table(EventTable):
     def _make_possible(self, actor: int, action: int) -> None:
         """Exchange placeholders so that another seat holds the number it plays (and, for a
         forced card, nothing else it could play instead)."""
-        g, me = self.game, self.seat
+        g, me = self.engine, self.seat
         n = action + 1
         hand = g._hands[actor]
         places = [g._hands[s] for s in range(NUM_PLAYERS) if s not in (me, actor)] + [g._set_aside]
@@ -226,7 +234,7 @@ class Table(EventTable):
         played yet must still fit in their hands and discards."""
         if not self.memory.complete():
             return
-        g, me = self.game, self.seat
+        g, me = self.engine, self.seat
         own_picks = self.memory.own_picks()
         _, known = self.memory.knowledge(DRAFT_PICKS)
         played = [0] * NUM_ACTIONS
@@ -251,15 +259,15 @@ class Table(EventTable):
         if self.expect == "pack":
             return (
                 f"{what} can't come now: the packs have passed; send the pack you receive for pick "
-                f'{self.game.pick_index + 1} (a "pack" event)'
+                f'{self.engine.pick_index + 1} (a "pack" event)'
             )
         if self.expect == "over":
             return f'{what} can\'t come now: the game is over (send "stop")'
-        g = self.game
+        g = self.engine
         return f"{what} can't come now: seat {g.current_player} is to {VERBS[g.phase]}"
 
     def why_illegal(self, action: int) -> str:
-        g = self.game
+        g = self.engine
         legal = ", ".join(g.action_to_text(a) for a in g.legal_actions())
         where = {"draft": "your pack holds", "discard": "you hold", "play": "your hand holds"}[g.phase]
         cards = g.pack(self.seat) if g.phase == "draft" else g.hand(self.seat)

@@ -99,8 +99,8 @@ class DraftMemory:
     """What one seat saw of the draft: the pack it held and its own cards at each of its
     picks from ``start`` on (consecutive), fed only from the seat's own views."""
 
-    def __init__(self):
-        self.start = None  # first pick recorded
+    def __init__(self) -> None:
+        self.start: int | None = None  # first pick recorded
         self.packs: list[tuple] = []
         self.hands: list[tuple] = []
 
@@ -109,6 +109,7 @@ class DraftMemory:
         the memory still fits the seat's cards (after the draft); a gap or a mismatch (a new
         game) starts the memory afresh."""
         if phase == "draft":
+            assert pack is not None  # a seat drafting holds a pack
             if (
                 self.start is not None
                 and pick == self.start + len(self.packs) - 1
@@ -138,6 +139,7 @@ class DraftMemory:
         """The seat's own pick at recorded pick ``start + i`` (counts), if known."""
         if i + 1 < len(self.hands):
             return _sub(self.hands[i + 1], self.hands[i])
+        assert self.start is not None  # asked only of a memory that recorded picks
         if self.start + i == DRAFT_PICKS - 1:
             return list(self.packs[i])
         return None
@@ -206,6 +208,8 @@ def view(game: PairsDraftGame, seat: int, memory: DraftMemory | None = None) -> 
     phase = game.phase
     if phase == "over":
         raise ValueError("the game is over: there is nothing to search")
+    current = game.current_player
+    assert current is not None  # None only once the game is over
     hand = tuple(game.hand_counts(seat))
     pack = tuple(game.pack_counts(seat)) if phase == "draft" else None
     trick = tuple(game.current_trick()) if phase == "play" else ()
@@ -221,7 +225,7 @@ def view(game: PairsDraftGame, seat: int, memory: DraftMemory | None = None) -> 
     rounds = game.round_index + own_size + played_now if phase == "play" else NUM_ROUNDS
     passed, known, own_picks = (), (0,) * NUM_ACTIONS, None
     if memory is not None:
-        if phase != "draft" or game.current_player == seat:  # a pick already made this step shows in hand
+        if phase != "draft" or current == seat:  # a pick already made this step shows in hand
             memory.observe(phase, pick, hand, pack)
         if memory.start is not None:
             passed, known = memory.knowledge(pick if phase == "draft" else DRAFT_PICKS)
@@ -232,7 +236,7 @@ def view(game: PairsDraftGame, seat: int, memory: DraftMemory | None = None) -> 
         seat=seat,
         phase=phase,
         start_player=game.start_player,
-        current_player=game.current_player,
+        current_player=current,
         pick_index=pick,
         round_index=game.round_index,
         rounds=rounds,
@@ -309,18 +313,19 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
     """A whole engine consistent with ``v`` (see the module docstring)."""
     seat = v.seat
     others = [(seat + k) % NUM_PLAYERS for k in range(1, NUM_PLAYERS)]
-    hands = [None] * NUM_PLAYERS
+    hands: list[list[int] | None] = [None] * NUM_PLAYERS
     hands[seat] = list(v.hand)
     known = list(v.known_picks)
     if v.phase == "draft":
+        assert v.pack is not None  # a draft view holds the seat's pack
         p = v.pick_index
         located = _add(_add(v.hand, v.pack), known)
         for _, counts in v.passed:
             located = _add(located, counts)
         pool = _cards(_sub(DECK_COUNTS, located))
         rng.shuffle(pool)
-        picks = {s: [] for s in others}
-        packs = [None] * NUM_PLAYERS
+        picks: dict[int, list[int]] = {s: [] for s in others}
+        packs: list[list[int] | None] = [None] * NUM_PLAYERS
         packs[(seat - p) % NUM_PLAYERS] = list(v.pack)
         passed = dict(v.passed)
         for k in range(1, NUM_PLAYERS):
@@ -378,7 +383,7 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
             unseen[v.discard - 1] -= 1
         rest = _cards(unseen)
     rng.shuffle(rest)
-    discards = [None] * NUM_PLAYERS
+    discards: list[int | None] = [None] * NUM_PLAYERS
     discards[seat] = v.discard
     for s in others:
         size = v.hand_sizes[s]
