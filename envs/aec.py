@@ -90,6 +90,8 @@ class CardGameEnv(AECEnv):
         )
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces: dict[str, Any] = {a: spaces.Discrete(num_actions) for a in self.possible_agents}
+        # The whole table for a centralised critic (``state()``): every seat's observation.
+        self.state_space = spaces.Box(-np.inf, np.inf, (num_players * obs_size,), np.float32)
         self._seeder = random.Random()
         self.game = None
 
@@ -117,7 +119,8 @@ class CardGameEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos: dict[str, dict] = {a: {} for a in self.agents}
+        # A step's infos have the same keys from the reset on (TorchRL builds its spec from reset's).
+        self.infos: dict[str, dict] = {a: {"illegal_action": False} for a in self.agents}
         self._obs_cache: dict[str, dict[str, np.ndarray]] = {}
         self._paid = False
         self.agent_selection = self.agents[self.game.current_player]
@@ -184,6 +187,18 @@ class CardGameEnv(AECEnv):
             }
             self.observe_into(agent, obs["observation"], obs["action_mask"])
         return obs
+
+    def state(self) -> np.ndarray:
+        """The whole table, every hidden card included: the observations of seats 0, 1, ...
+        (each relative to its own seat, as ``observe`` gives it) one after another, a float32
+        vector of ``state_space``'s shape. Together they hold every hand, pack and discard
+        and what each seat remembers; the cards nobody has seen (a stock's order, cards set
+        aside) are the deck less all of these. For centralised critics (MAPPO); an agent
+        that acts on it sees what its seat may not."""
+        state = np.empty(self.state_space.shape, np.float32)
+        for seat in range(len(self.possible_agents)):
+            self._encode(seat, state[seat * self.obs_size : (seat + 1) * self.obs_size])
+        return state
 
     def observe_into(self, agent, observation: np.ndarray, action_mask: np.ndarray) -> None:
         """Write ``agent``'s observation and action mask into the given arrays: what a batched

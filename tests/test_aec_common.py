@@ -114,3 +114,39 @@ def test_engine_is_over_exactly_when_no_action_is_left(module):
             game.winners()
         game.apply(int(rng.choice(game.legal_actions())))
     assert game.is_over and game.winners()
+
+
+@pytest.mark.parametrize(
+    "module,args",
+    [(craits_v0, {"num_players": 3, "deals": [5, 4]}), (craits_v0, {"partnership": True}), (pairs_draft_v0, {})],
+    ids=["craits-3", "craits-partners", "pairs_draft"],
+)
+def test_state_is_every_seats_observation_at_every_step(module, args):
+    env = module.env(**args)
+    env.reset(seed=4)
+    n, size = len(env.possible_agents), env.observation_space("player_0")["observation"].shape[0]
+    assert env.state_space.shape == (n * size,) and env.state_space.dtype == np.float32
+    rng = np.random.default_rng(0)
+    steps = 0
+    for _agent in env.agent_iter():
+        obs, _, termination, truncation, info = env.last()
+        assert set(info) == {"illegal_action"} and info["illegal_action"] is False  # the same keys from the reset on
+        state = env.state()
+        assert state.dtype == np.float32 and env.state_space.contains(state)
+        for seat, other in enumerate(env.possible_agents):
+            assert np.array_equal(state[seat * size : (seat + 1) * size], env.observe(other)["observation"])
+        steps += 1
+        env.step(None if termination or truncation else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    assert steps > 10
+
+
+def test_state_holds_the_hands_the_observation_hides():
+    from envs.cards import bits_to_cards
+    from envs.craits.env import HAND
+
+    env = craits_v0.env(num_players=4)
+    env.reset(seed=2)
+    game = env.unwrapped.game
+    state = env.state().reshape(4, -1)
+    for seat in range(4):  # seat k's block holds seat k's own hand, which no other observation shows
+        assert np.flatnonzero(state[seat, HAND : HAND + 52]).tolist() == sorted(bits_to_cards(game.hand_bits[seat]))

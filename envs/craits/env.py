@@ -79,6 +79,17 @@ players (random play, say) can be huge; `reward="win"` is bounded.
 
 A deal cut by the 10,000-action safety net ends the episode with ``truncations`` set.
 
+## State (for centralised critics)
+
+``state()`` is the whole table: the observations of seats 0, 1, … one after another (each
+as that seat sees it, in the layout above), a float32 vector of ``state_space`` (the number
+of seats × 206). Together they hold every hand and what each seat remembers;
+the cards nobody has seen (the stock) are the deck less all of these. It is for a critic
+trained beside the policy (MAPPO): an agent that acts on it sees what its seat may not.
+
+Every ``infos`` entry has the key ``illegal_action`` from the reset on (False until an
+illegal action ends the episode), so libraries that read the info keys at reset see it.
+
 ## Rule decisions (RULES.md leaves these open; implemented exactly)
 
 - A 10 with 2 players changes nothing (the direction is not flipped).

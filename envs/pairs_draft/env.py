@@ -85,6 +85,17 @@ three results) / `REWARD_SCALE` (20; random play gives a standard deviation of a
 an instant win about +5). `reward="win"`: +1 split among the winners (instant winners,
 or else the highest points; ties share) and −1 split among the rest.
 
+## State (for centralised critics)
+
+``state()`` is the whole table: the observations of seats 0, 1, … one after another (each
+as that seat sees it, in the layout above), a float32 vector of ``state_space`` (the number
+of seats × 206). Together they hold every hand, pack and discard and what each seat remembers;
+the cards nobody has seen (the cards set aside) are the deck less all of these. It is for a critic
+trained beside the policy (MAPPO): an agent that acts on it sees what its seat may not.
+
+Every ``infos`` entry has the key ``illegal_action`` from the reset on (False until an
+illegal action ends the episode), so libraries that read the info keys at reset see it.
+
 ## Rule decisions (RULES.md leaves these open; implemented exactly)
 
 - Two forced cards (two 11s) form a pair of 11s.
