@@ -38,6 +38,9 @@ def test_seed(kwargs):
 def test_imports_and_registry():
     from envs.craits import env, raw_env
 
+    if not hasattr(pettingzoo, "make"):  # the lowest PettingZoo supported has no registry
+        pytest.skip("PettingZoo < 1.27 has no env registry: the envs work, unnamed there")
+
     assert env is craits_v0.env and raw_env is craits_v0.raw_env
     made = pettingzoo.make("aec", "deckgym/craits-v0", num_players=3)
     made.reset(seed=1)

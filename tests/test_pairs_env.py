@@ -60,6 +60,9 @@ def test_seed(reward):
 def test_imports_and_registry():
     from envs.pairs_draft import env, raw_env
 
+    if not hasattr(pettingzoo, "make"):  # the lowest PettingZoo supported has no registry
+        pytest.skip("PettingZoo < 1.27 has no env registry: the envs work, unnamed there")
+
     assert env is pairs_draft_v0.env and raw_env is pairs_draft_v0.raw_env
     made = pettingzoo.make("aec", "deckgym/pairs_draft-v0", reward="win")
     made.reset(seed=1)
