@@ -76,7 +76,8 @@ def check_move(agent, seat: int, action, mask, game, role: str = "") -> int:
         and 0 <= action < len(mask)
         and mask[action]
     ):
-        return action
+        # A numpy integer (an agent's own) passes too, and goes on as the int it stands for.
+        return action  # type: ignore[return-value]
     raise IllegalMoveError(f"{role}{agent.name} (seat {seat}) chose an {game.illegal_message(action)}")
 
 

@@ -260,7 +260,7 @@ def _layer_names(meta: dict) -> list[str]:
 def expected_arrays(meta: dict) -> dict[str, tuple[int, ...]]:
     """The arrays policy.npz must hold for the network meta.json describes, with their shapes."""
     sizes = [meta["observation_size"], *meta["hidden_sizes"], meta["action_size"]]
-    shapes = {}
+    shapes: dict[str, tuple[int, ...]] = {}
     for name, inputs, outputs in zip(_layer_names(meta), sizes, sizes[1:]):
         shapes[f"{name}_weight"], shapes[f"{name}_bias"] = (outputs, inputs), (outputs,)
     return shapes

@@ -119,7 +119,9 @@ def make_ensemble(members: list, out) -> dict:
     }
 
     def fill(tmp: Path):
-        np.savez_compressed(tmp / "policy.npz", **arrays)  # the blocks' zeros take no room
+        # The blocks' zeros take no room. mypy matches **arrays against savez's allow_pickle (a bool)
+        # too; the names are layer_* and action_*.
+        np.savez_compressed(tmp / "policy.npz", **arrays)  # type: ignore[arg-type]
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
 
     write_atomically(out, fill)

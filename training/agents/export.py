@@ -201,7 +201,8 @@ def record_observations(env, count: int, seed: int = 0) -> tuple[np.ndarray, np.
     raw = env.new_raw()
     heuristic = env.spec.heuristic(raw)
     rng = np.random.default_rng(seed)
-    observations, masks = [], []
+    observations: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
     game = 0
     while len(observations) < count:
         raw.reset(seed=seed * 100_003 + game)

@@ -12,6 +12,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -186,7 +187,7 @@ def check_graph(model, bot: dict, file: Path) -> None:
         raise CheckpointError(f"{file}: refers to external data files (a deckgym export holds its weights)")
 
 
-def load_session(path) -> tuple[dict, object]:
+def load_session(path) -> tuple[dict, Any]:
     """(bot.json, onnxruntime session) of an exported folder, everything checked first.
     Cached while the files are unchanged: evaluation seats the same bot in many games."""
     path = Path(path).resolve()

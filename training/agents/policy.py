@@ -3,6 +3,9 @@ ensemble's (``training.agents.ensemble`` writes one) member by member."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from training.agents.checkpoint import CheckpointError, load_policy
@@ -30,7 +33,7 @@ def ensemble_members(meta: dict, hidden: list, head_w: np.ndarray):
     members = algorithm.get("members") if algorithm.get("name") == "ensemble" else None
     if not isinstance(members, list) or len(members) < 2 or len(hidden) < 2:
         return None
-    sizes = [m.get("hidden_sizes") if isinstance(m, dict) else None for m in members]
+    sizes: list[Any] = [m.get("hidden_sizes") if isinstance(m, dict) else None for m in members]  # checked next
     if not all(
         isinstance(s, list) and len(s) == len(hidden) and all(type(n) is int and n > 0 for n in s) for s in sizes
     ):
@@ -52,7 +55,7 @@ def ensemble_members(meta: dict, hidden: list, head_w: np.ndarray):
 
 
 # ---------------------------------------------------------------- the agent
-ACTIVATIONS = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {"tanh": np.tanh, "relu": lambda x: np.maximum(x, 0.0)}
 
 
 class PolicyAgent:

@@ -21,6 +21,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from training.agents.checkpoint import read_meta
 from training.common.games import EnvHandle
@@ -58,7 +59,7 @@ def ship(
     env = EnvHandle(meta["env_id"], args)
     own_partner = env.rule_args.get("partnership", False)  # as the shipped configs train (opponents.partner: learner)
     shipped = str(to)  # the bot is named by where it will live, in the results and the commands
-    evaluation = {"format": "duplicate"}
+    evaluation: dict[str, Any] = {"format": "duplicate"}
     for opponent in ("heuristic", "random"):
         layout = bot_layout(env, shipped, opponent, own_partner)
         say(f"{shipped} vs {opponent}: {games} duplicate sets ...")

@@ -28,7 +28,7 @@ tensors and plain values only (loadable with ``torch.load(weights_only=True)``).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 import numpy as np
 from pydantic import Field
@@ -37,7 +37,7 @@ from training.common.schema import Number, Section
 
 from .value_nets import epsilon_greedy, network_arrays, q_network
 
-ACTION_SELECTION = "masked_argmax"
+ACTION_SELECTION: Final = "masked_argmax"
 
 
 class Config(Section):
@@ -72,6 +72,10 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
     # updates), and stacking them for training copies them once more
     experience = 2 * 3 * a.train_every * n_envs * (4 * obs_size + 24)
     return {"network and optimizer": network, "experience": experience}
+
+
+def check_installed() -> None:
+    """Nothing to check: it needs only torch and stable-baselines3, as training itself does."""
 
 
 def returns_to_go(rewards, gamma: float):
@@ -143,8 +147,9 @@ class DMC:
         self.rng = np.random.default_rng([self.seed, self.num_timesteps])
         if self._obs is None:
             self._obs = self.env.reset()
-            self.trajectories = [[] for _ in range(self.n_envs)]
-        self.buffer = []
+            # per game, its episode so far: (observation, action, reward) per step
+            self.trajectories: list[list[tuple[np.ndarray, int, float]]] = [[] for _ in range(self.n_envs)]
+        self.buffer: list[tuple[np.ndarray, int, float]] = []  # finished episodes' (observation, action, return)
         callback.init_callback(self)
         callback.on_training_start(locals(), globals())
         going = True
@@ -222,11 +227,11 @@ class DMC:
         )
 
 
-def new(config, venv):
+def new(config, venv) -> DMC:
     return DMC(config, venv)
 
 
-def load(path, venv, config):
+def load(path, venv, config) -> DMC:
     import torch
 
     model = DMC(config, venv)
@@ -240,3 +245,10 @@ def load(path, venv, config):
 def policy_arrays(model) -> tuple[dict, str]:
     """The Q-network as numpy arrays (one action value per action), and its activation."""
     return network_arrays(model.q), model.a.activation
+
+
+if TYPE_CHECKING:  # mypy checks this module against the contract every algorithm module keeps
+    from training.algorithms import AlgorithmModule
+    from training.algorithms import dmc as _this
+
+    _check: AlgorithmModule = _this

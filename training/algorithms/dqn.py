@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import time
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 import numpy as np
 from pydantic import Field, ValidationInfo, field_validator
@@ -37,7 +37,7 @@ from training.common.schema import Number, Section
 
 from .value_nets import epsilon_greedy, network_arrays, q_network
 
-ACTION_SELECTION = "masked_argmax"
+ACTION_SELECTION: Final = "masked_argmax"
 LOG_EVERY = 10_000  # timesteps between the rows the logger writes (and one when learn() ends)
 
 
@@ -81,6 +81,10 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
     # the minibatch itself as numpy arrays and as tensors
     network = 4 * (5 * params + 2 * 3 * a.batch_size * (sum(sizes))) + 2 * a.batch_size * transition
     return {"network and optimizer": network, "replay buffer": a.buffer_size * transition}
+
+
+def check_installed() -> None:
+    """Nothing to check: it needs only torch and stable-baselines3, as training itself does."""
 
 
 class ReplayBuffer:
@@ -254,7 +258,7 @@ class DoubleDQN:
         going = True
         while going and self.num_timesteps < total:
             callback.on_rollout_start()  # right after the last round's gradient steps
-            for _ in range(self.n_steps):
+            for _step in range(self.n_steps):  # not ``_``: learn()'s ``**_`` holds SB3's other arguments
                 self._collect_step()
                 if not callback.on_step():
                     going = False  # the round's steps are still trained on: what is counted is learnt from
@@ -292,3 +296,10 @@ def load(path, venv, config) -> DoubleDQN:
 def policy_arrays(model) -> tuple[dict, str]:
     """The online Q-network as numpy arrays (one value per action), and its activation."""
     return network_arrays(model.q_net), model.config.activation
+
+
+if TYPE_CHECKING:  # mypy checks this module against the contract every algorithm module keeps
+    from training.algorithms import AlgorithmModule
+    from training.algorithms import dqn as _this
+
+    _check: AlgorithmModule = _this

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 from pydantic import Field
 
 from training.common.schema import COEF_MAX, Number, Section
 
-ACTION_SELECTION = "masked_sampling"
+ACTION_SELECTION: Final = "masked_sampling"
 
 
 class Config(Section):
@@ -43,6 +43,10 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
     # ...), twice: SB3 copies each array as it flattens the buffer for training
     rollout = 2 * 4 * a.n_steps * n_envs * (obs_size + n_actions + 8)
     return {"network and optimizer": network, "rollout buffer": rollout}
+
+
+def check_installed() -> None:
+    """Nothing to check: sb3-contrib comes with the train extra, as training itself does."""
 
 
 def new(config, venv):
@@ -89,3 +93,10 @@ def policy_arrays(model) -> tuple[dict, str]:
     arrays["action_weight"] = policy.action_net.weight.detach().cpu().numpy()
     arrays["action_bias"] = policy.action_net.bias.detach().cpu().numpy()
     return arrays, type(policy.activation_fn()).__name__.lower()
+
+
+if TYPE_CHECKING:  # mypy checks this module against the contract every algorithm module keeps
+    from training.algorithms import AlgorithmModule
+    from training.algorithms import maskable_ppo as _this
+
+    _check: AlgorithmModule = _this

@@ -30,7 +30,7 @@ import importlib
 import signal
 import threading
 import weakref
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -44,7 +44,7 @@ from training.running.executor import SCALE_EXTRA, import_ray, runtime_env
 # stable-baselines3, which config validation must not wait for; the callback (stable-baselines3)
 # and games, which import the config, which imports this module.
 
-ACTION_SELECTION = "masked_sampling"
+ACTION_SELECTION: Final = "masked_sampling"
 
 
 class Config(Section):
@@ -152,6 +152,7 @@ class RLlibPPO:
         sp = config.opponents.self_play
         self.self_play = any(e.agent == "self_play" and e.weight > 0 for e in config.opponents.pool)
         self.snapshot_every, self.window = sp.snapshot_every, sp.window
+        self.snapshots: dict[str, dict[str, np.ndarray]]
         self.snapshots, self.snapshots_taken = {}, 0  # slot -> pi weights (numpy), kept here to save and resume
         self.next_snapshot = next_multiple(0, self.snapshot_every)
         if self.self_play and snapshot_now:
@@ -432,11 +433,11 @@ def build_config(config):
     )
 
 
-def new(config, venv):
+def new(config, venv) -> RLlibPPO:
     return RLlibPPO(config, venv)
 
 
-def load(path, venv, config):
+def load(path, venv, config) -> RLlibPPO:
     import torch
 
     model = RLlibPPO(config, venv, snapshot_now=False)
@@ -461,3 +462,10 @@ def policy_arrays(model) -> tuple[dict, str]:
         arrays[f"{name}_weight"] = weights[f"pi.{index}.weight"]
         arrays[f"{name}_bias"] = weights[f"pi.{index}.bias"]
     return arrays, model.a.activation
+
+
+if TYPE_CHECKING:  # mypy checks this module against the contract every algorithm module keeps
+    from training.algorithms import AlgorithmModule
+    from training.algorithms import rllib_ppo as _this
+
+    _check: AlgorithmModule = _this

@@ -175,7 +175,7 @@ class Session:
         self.moves: list[dict] = []
         self.over = self.cut = False
         self.error: str | None = None
-        self.closed = False  # set from another thread (DELETE, shutdown): the bots stop
+        self.closed: bool = False  # set from another thread (DELETE, shutdown): the bots stop
         self.lock = threading.Lock()
         self.touched = time.monotonic()
         self._published = self.state()
@@ -781,7 +781,8 @@ def create_app(
     app = Starlette(
         routes=routes,
         middleware=[Middleware(ServedHostsOnly, host=host)],
-        exception_handlers={HTTPException: http_error},
+        # Starlette types every handler as taking any Exception; this one is registered for HTTPException only
+        exception_handlers={HTTPException: http_error},  # type: ignore[dict-item]
     )
     app.state.sessions = sessions
     return app

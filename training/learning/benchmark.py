@@ -85,7 +85,7 @@ import time
 import traceback
 import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeAlias, cast
 
 import numpy as np
 import yaml
@@ -119,6 +119,20 @@ from training.running.executor import (
     replace_folder,
     write_folder,
 )
+
+if sys.version_info >= (3, 11):
+    from contextlib import chdir
+else:  # contextlib.chdir is new in Python 3.11
+
+    @contextlib.contextmanager
+    def chdir(path):
+        old = os.getcwd()
+        os.chdir(path)
+        try:
+            yield
+        finally:
+            os.chdir(old)
+
 
 RESULT_FILE = "result.json"  # a trial's final record: its presence (matching the config) = finished
 # What a finished trial needs to count as finished, to play in the league and to be tabled: the
@@ -196,7 +210,11 @@ class BenchmarkConfig(Section):
         return value
 
 
-def _node(annotation):
+# What a key path walks into: a Section class, ("dict"|"list", the node of its items), or None.
+Node: TypeAlias = "type[Section] | tuple[str, Node] | None"
+
+
+def _node(annotation) -> Node:
     """What a key path walks into: a Section class, ("dict"|"list", inner), or None (a plain value)."""
     while typing.get_origin(annotation) is Annotated:
         annotation = typing.get_args(annotation)[0]
@@ -211,6 +229,7 @@ def _node(annotation):
 def _where(loc) -> tuple[str, Any]:
     """A pydantic error location as a key path (``base.opponents.pool[0].weight``) and the node
     it ends in. Labels pydantic adds for a union's members follow a plain value: left out."""
+    node: Node
     path, node = "", BenchmarkConfig
     for key in loc:
         if isinstance(node, tuple):
@@ -282,7 +301,8 @@ def trial_config(bench: BenchmarkConfig, setting: str, algorithm: str, seed: int
     s = bench.settings[setting]
     section = {"name": algorithm, **bench.algorithms[algorithm]}
     cls = ALGORITHMS.get(section["name"])
-    if cls is not None and "torch_threads" in cls.model_fields:
+    # a Section too (typing knows it as an AlgorithmConfig: see training.learning.config)
+    if cls is not None and "torch_threads" in cast("type[Section]", cls).model_fields:
         section.setdefault("torch_threads", 1)  # trials run side by side: one thread each
     data = {
         "env": {"id": s.env, "args": dict(s.args)},
@@ -490,8 +510,9 @@ def _trial_main(task: dict) -> None:
     against every reference, write result.json. Output goes to seed<k>.log beside its folder."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    sys.stdout.reconfigure(line_buffering=True)
-    sys.stderr.reconfigure(line_buffering=True)
+    # typeshed's TextIO has no reconfigure(); a process's own streams are TextIOWrappers
+    cast(io.TextIOWrapper, sys.stdout).reconfigure(line_buffering=True)
+    cast(io.TextIOWrapper, sys.stderr).reconfigure(line_buffering=True)
     run_dir = Path(task["dir"])
     if not _run_logged(task, run_dir.parent / f"{run_dir.name}.log"):
         raise SystemExit(1)
@@ -610,6 +631,7 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
     return the names of those that failed. Ctrl-C (or SIGTERM) stops them all: each writes its
     checkpoint (training.learning.train), and a rerun resumes it."""
     ctx = multiprocessing.get_context("spawn")
+    running: dict[int, tuple[multiprocessing.context.SpawnProcess, Trial, float]]  # by sentinel
     queue, running, failed, done = list(pending), {}, [], 0
     terminated = []
 
@@ -629,7 +651,7 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
                 running[process.sentinel] = (process, trial, time.time())
                 say(f"  started {trial.name} ({'resuming' if state == 'resume' else 'new'}; log {_log_of(trial)})")
             for sentinel in multiprocessing.connection.wait(list(running)):
-                process, trial, began = running.pop(sentinel)
+                process, trial, began = running.pop(cast(int, sentinel))  # wait() returns what it was given
                 process.join()
                 done += 1
                 result = read_json(trial.dir / RESULT_FILE) if process.exitcode == 0 else None
@@ -649,6 +671,7 @@ def run_trials(pending: list[tuple[Trial, str]], bench: BenchmarkConfig, process
     except (KeyboardInterrupt, _Terminated):
         for process, _, _ in running.values():
             if terminated and process.is_alive():  # Ctrl-C reached them already; SIGTERM did not
+                assert process.pid is not None  # a started process has one
                 os.kill(process.pid, signal.SIGTERM)
         for process, _, _ in running.values():
             process.join(120)
@@ -730,7 +753,7 @@ def run_setting_league(
         shutil.rmtree(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     write_file(stamp, json.dumps(record, indent=2) + "\n")
-    with contextlib.chdir(out):
+    with chdir(out):
         result = run_league(
             Path("leagues") / setting,
             agents=list(agents) + refs,
@@ -809,7 +832,7 @@ def summarize_setting(
     summary = {}
     for algorithm in bench.algorithms:
         mine = [r for r in results if r["algorithm"] == algorithm]
-        row = {"seeds": [r["seed"] for r in mine]}
+        row: dict[str, Any] = {"seeds": [r["seed"] for r in mine]}
         for ref in bench.references:
             row[f"win_share_vs_{ref}"] = t_interval(r["final"][ref]["win_share"] for r in mine)
             row[f"points_vs_{ref}"] = t_interval(r["final"][ref]["mean_score"] for r in mine)
@@ -923,7 +946,7 @@ def curve_band(curves) -> dict:
     more seeds; the two seeds' range with 2, where t's 12.7 spans everything; none with 1), and
     the seeds' mean training seconds at that step."""
     grid = np.unique(np.concatenate([steps for steps, _, _ in curves]))
-    out = {"timesteps": grid, "mean": [], "low": [], "high": [], "seconds": []}
+    out: dict[str, Any] = {"timesteps": grid, "mean": [], "low": [], "high": [], "seconds": []}  # lists, then arrays
     for g in grid:
         covering = [c for c in curves if c[0][0] <= g <= c[0][-1]]
         values = [float(np.interp(g, steps, share)) for steps, _, share in covering]
@@ -1049,7 +1072,9 @@ def results_csv(bench: BenchmarkConfig, results: list[dict], leagues: dict, out:
                 }
             )
         agent = agent_of[(r["setting"], r["algorithm"], r["seed"])]
-        rating = next((x for x in (leagues.get(r["setting"]) or {}).get("rows", []) if x["agent"] == agent), {})
+        rating: dict[str, Any] = next(
+            (x for x in (leagues.get(r["setting"]) or {}).get("rows", []) if x["agent"] == agent), {}
+        )
         row.update(
             {
                 "rating_mu": rating.get("mu"),

@@ -95,8 +95,8 @@ class RunCallback(BaseCallback):
         self.evaluation = evaluation  # the last one, kept in every checkpoint until the next
         self.on_evaluation = on_evaluation
         self.snapshot_every = config.opponents.self_play.snapshot_every if uses_self_play(config) else None
-        self.trained = None
-        self.bar = None
+        self.trained: int | None = None  # the steps the weights have learnt from: set as training starts
+        self.bar: tqdm | None = None  # the progress bar, from the start of training to close()
 
     def _on_training_start(self) -> None:
         # Scheduled here, not in _init_callback: SB3 sets num_timesteps (the resumed run's
@@ -118,6 +118,7 @@ class RunCallback(BaseCallback):
         )
 
     def _on_step(self) -> bool:
+        assert self.bar is not None  # made in _on_training_start, which SB3 calls before any step
         self.bar.update(min(self.num_timesteps, self.bar.total) - self.bar.n)
         limit = self.config.training.max_seconds
         return limit is None or time.time() - self.started < limit  # False stops learn()
@@ -127,6 +128,7 @@ class RunCallback(BaseCallback):
 
     def _on_training_end(self) -> None:
         self.between_rollouts()
+        assert self.bar is not None  # made in _on_training_start
         self.bar.update(self.bar.total - self.bar.n)  # learn() stops after a whole rollout, past the total
         self.close()
 
@@ -139,6 +141,7 @@ class RunCallback(BaseCallback):
         cp = self.config.checkpoints
         now = self.trained = self.model.num_timesteps
         if self.next_snapshot is not None and now >= self.next_snapshot:
+            assert self.snapshot_every is not None  # a snapshot is due only with self-play
             save_snapshot(self.config, self.env, self.model, self.run_dir, time.time() - self.started, self.learner)
             self.next_snapshot = next_multiple(now, self.snapshot_every)
         checkpoint_due, eval_due = now >= self.next_checkpoint, now >= self.next_eval

@@ -15,21 +15,24 @@ from __future__ import annotations
 
 import copy
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, TypeVar, Union, cast
 
 import yaml
 from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from envs import default_game
 from envs.engine import clipped, shown
-from training.algorithms import config_classes
+from training.algorithms import AlgorithmConfig, config_classes
 from training.common.schema import ConfigError, Number, Section, parse_yaml, read_yaml, yaml_problem
 
 MAX_PROBLEMS = 10  # problems one message lists
 
 
 # ---------------------------------------------------------------- the schema
+# Defaults are ``Field(default=...)``, named: mypy (without pydantic's plugin) sees a default
+# only by its name, and a section built by ``default_factory`` must be buildable without arguments.
 class EnvConfig(Section):
     id: str = Field(default_factory=lambda: default_game().id)  # the first registered game
     args: dict[str, Any] = {}  # every constructor argument of the env
@@ -37,30 +40,35 @@ class EnvConfig(Section):
 
 # The algorithms, told apart by ``algorithm.name``: each declares its own hyperparameters in
 # its module (training.algorithms). A config without a name gets the first.
-ALGORITHMS = {cls.model_fields["name"].default: cls for cls in config_classes()}
+# Each is a ``Section`` (pydantic) that has what ``AlgorithmConfig`` says: typing says only the latter.
+ALGORITHMS = {cast("type[Section]", cls).model_fields["name"].default: cls for cls in config_classes()}
 
 
 def _named(value):
     return {"name": next(iter(ALGORITHMS)), **value} if isinstance(value, dict) else value
 
 
-Algorithm = Annotated[Union[tuple(ALGORITHMS.values())], Field(discriminator="name"), BeforeValidator(_named)]  # noqa: UP007
+if TYPE_CHECKING:  # the union below is built when the algorithms are known: mypy sees what they all have
+    Algorithm = AlgorithmConfig
+else:
+    Algorithm = Annotated[Union[tuple(ALGORITHMS.values())], Field(discriminator="name"), BeforeValidator(_named)]  # noqa: UP007
 
 
 class PoolEntry(Section):
     agent: str = (
         "heuristic"  # random | heuristic | self_play | a checkpoint folder (checked by training.learning.preflight)
     )
-    weight: Number = Field(1.0, ge=0)
+    weight: Number = Field(default=1.0, ge=0)
 
     def __init__(self, agent: str = "heuristic", weight: float = 1.0, **data):  # also PoolEntry("random", 1.0)
-        super().__init__(agent=agent, weight=weight, **data)
+        # mypy (without pydantic's plugin) gives Section's __init__ no fields; pydantic's takes this model's
+        super().__init__(agent=agent, weight=weight, **data)  # type: ignore[call-arg]
 
 
 class SelfPlayConfig(Section):
-    snapshot_every: int = Field(50_000, gt=0)  # learner steps between snapshots
-    latest_weight: Number = Field(0.5, ge=0, le=1)  # chance of the latest snapshot when self_play is drawn
-    window: int = Field(10, gt=0)  # older snapshots drawn from (uniformly), newest first
+    snapshot_every: int = Field(default=50_000, gt=0)  # learner steps between snapshots
+    latest_weight: Number = Field(default=0.5, ge=0, le=1)  # chance of the latest snapshot when self_play is drawn
+    window: int = Field(default=10, gt=0)  # older snapshots drawn from (uniformly), newest first
 
 
 class OpponentsConfig(Section):
@@ -81,10 +89,10 @@ class OpponentsConfig(Section):
 
 
 class TrainingConfig(Section):
-    total_timesteps: int = Field(200_000, gt=0)
+    total_timesteps: int = Field(default=200_000, gt=0)
     # a wall-clock cap on training time (summed over resumes; evaluations included): null = none
-    max_seconds: Number | None = Field(None, gt=0)
-    seed: int = Field(0, ge=0, le=2**32 - 1)
+    max_seconds: Number | None = Field(default=None, gt=0)
+    seed: int = Field(default=0, ge=0, le=2**32 - 1)
     # What the learner is trained on: the env's reward as it is ("none"), or symlog(r) =
     # sign(r)·ln(1 + |r|), for rules whose deal points have no bound (Craits' pressure,
     # empty_stock="pressure"), where a few huge rewards would swamp the value function.
@@ -93,14 +101,14 @@ class TrainingConfig(Section):
 
 
 class VecConfig(Section):
-    n_envs: int = Field(32, gt=0)  # games in lockstep: large batches amortise the policy's forward pass
-    workers: int = Field(1, gt=0)  # processes that play the games (1: the trainer's own); results alike
+    n_envs: int = Field(default=32, gt=0)  # games in lockstep: large batches amortise the policy's forward pass
+    workers: int = Field(default=1, gt=0)  # processes that play the games (1: the trainer's own); results alike
 
 
 class CheckpointConfig(Section):
-    every: int = Field(50_000, gt=0)  # learner steps between checkpoints (each written atomically)
-    eval_every: int = Field(50_000, gt=0)  # learner steps between evaluations against heuristic and random
-    eval_games: int = Field(20, gt=0)  # duplicate sets per evaluation
+    every: int = Field(default=50_000, gt=0)  # learner steps between checkpoints (each written atomically)
+    eval_every: int = Field(default=50_000, gt=0)  # learner steps between evaluations against heuristic and random
+    eval_games: int = Field(default=20, gt=0)  # duplicate sets per evaluation
 
 
 class OutputConfig(Section):
@@ -157,11 +165,17 @@ RESUMABLE = (
 
 # ---------------------------------------------------------------- reading YAML
 # ---------------------------------------------------------------- pydantic's errors, named by key path
-def _where(loc) -> tuple[str, Any]:
+# What a key path ends in: a section class, or something that holds no keys of its own (a plain
+# value: None; the algorithms' union; a benchmark's list or dict of sections).
+Ending: TypeAlias = type[Section] | dict | tuple | None
+
+
+def _where(loc) -> tuple[str, Ending]:
     """A pydantic error's location as a key path (``opponents.pool[0].weight``), and the section
     it ends in (None past a plain value). The labels pydantic puts in a location for a union's
     members (an algorithm's name, ``literal['random']``) are not keys: they are left out."""
-    path, section = "", Config
+    path = ""
+    section: Any = Config  # a section class, ALGORITHMS (the union's tags: their classes), or None
     for key in loc:
         if isinstance(key, int):
             path += f"[{key}]"
@@ -180,11 +194,15 @@ def _section(annotation):
     return annotation if isinstance(annotation, type) and issubclass(annotation, Section) else None
 
 
-def schema_problems(exc: ValidationError, where=None, what: str = "config") -> list[str]:
+def schema_problems(
+    exc: ValidationError, where: Callable[[Any], tuple[str, Ending]] | None = None, what: str = "config"
+) -> list[str]:
     """One line per problem of a pydantic ``exc``, in the project's words: ``where(loc)`` turns
     an error's location into (key path, the section it ends in); ``what`` names the file kind."""
     where = where or _where
-    unknown, says, got = [], {}, {}  # says: key path -> what must hold; got: its value
+    unknown: list[str] = []
+    says: dict[str, str] = {}  # key path -> what must hold
+    got: dict[str, Any] = {}  # key path -> its value
     for error in exc.errors():
         kind, ctx, value = error["type"], error.get("ctx", {}), error["input"]
         path = where(error["loc"])[0]

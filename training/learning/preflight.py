@@ -28,11 +28,10 @@ def check_config(config: Config) -> EnvHandle:
     the env it trains in (built once, here)."""
     env = _check_env(config)
     module = algorithm(config.algorithm.name)
-    if hasattr(module, "check_installed"):  # an algorithm built on an optional extra (rllib_ppo: Ray)
-        try:
-            module.check_installed()
-        except ValueError as exc:
-            raise ConfigError(f"config key 'algorithm.name': {exc}") from None
+    try:  # an algorithm built on an optional extra (rllib_ppo: Ray) needs it installed
+        module.check_installed()
+    except ValueError as exc:
+        raise ConfigError(f"config key 'algorithm.name': {exc}") from None
     _check_pool(config, env)
     _check_machine(config, env)
     return env

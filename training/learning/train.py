@@ -68,12 +68,13 @@ def learner_table(config: Config, env, run_dir: Path, rank: int):
 def make_vec_env(config: Config, env, run_dir: Path, first_timestep: int = 0):
     """The run's learner env: ``vec.n_envs`` games in lockstep, in this process or split over
     ``vec.workers`` processes (the same games either way)."""
-    from stable_baselines3.common.vec_env import VecMonitor
+    from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
     from training.learning.learner_env import BatchedLearnerEnv, ShardedLearnerEnv, SymlogReward
 
     make_table = functools.partial(learner_table, config, env, run_dir)
     workers = min(config.vec.workers, config.vec.n_envs)
+    venv: VecEnv
     if workers > 1:
         venv = ShardedLearnerEnv(env, make_table, config.vec.n_envs, workers)
     else:
@@ -223,7 +224,9 @@ def run_training(config: Config, env, run_dir: Path, resume: bool = False, then:
         # SubprocVecEnv.close() would wait for them forever: skip that wait.
         venv.unwrapped.waiting = False
         trained = start if callback.trained is None else callback.trained
-        callback.model = model  # learn() sets it, unless the interrupt came first
+        # learn() sets it, unless the interrupt came first. SB3 types it as its own BaseAlgorithm;
+        # every algorithm's model is SB3-like (training.algorithms.Model), not always one.
+        callback.model = model  # type: ignore[assignment]
         callback.save(trained)
         print(
             f"\ninterrupted at step {model.num_timesteps}; checkpoint written at step {trained}, the last "

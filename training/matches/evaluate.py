@@ -36,6 +36,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -139,7 +140,7 @@ def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
     share = {spec: np.zeros((sets, k)) for spec in specs}
     for index, rotation, scores, winners in records:
         winners = range(k) if winners is None else winners
-        seats_of = {spec: [] for spec in specs}
+        seats_of: dict[str, list[int]] = {spec: [] for spec in specs}
         for seat, spec in enumerate(rotated(layout, rotation)):
             seats_of[spec].append(seat)
         for spec, seats in seats_of.items():
@@ -194,7 +195,7 @@ def evaluate(
     executor = executor or LocalExecutor(processes)
     chunks = _chunks(games, min(games, executor.workers * CHUNKS_PER_PROCESS))
     tasks = [(env, layout, seed, deterministic, chunk, record_dir) for chunk in chunks]
-    parts = [None] * len(tasks)
+    parts: list[Any] = [None] * len(tasks)  # each chunk's records, in chunk order as they come
     if executor.ray:
         for index, (part, files) in executor.imap(_play_chunk_remote, tasks, agents=layout):
             parts[index] = part

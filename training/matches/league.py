@@ -96,6 +96,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -401,7 +402,10 @@ def read_log(path: Path, league: dict) -> tuple[dict, list[str]]:
     pieces = data.split(b"\n")
     tail = pieces.pop()  # after the last newline: empty unless the last write was cut
     notes = ["a cut-off last line"] if tail else []
-    games, matches, kept, repeated = set(), {}, [], 0
+    games: set[Any] = set()
+    matches: dict[Any, dict[str, Any]] = {}  # match key -> its size and {rotation: (line, raw)}
+    kept: list[bytes] = []
+    repeated = 0
     for number, raw in enumerate(pieces, 1):
         if not raw.strip():
             continue
@@ -453,7 +457,7 @@ def append_lines(path: Path, lines: list[dict]) -> None:
 
 
 # ---------------------------------------------------------------- ratings
-def side_ranks(sides, scores, winners, lower_score_wins: bool) -> list[int]:
+def side_ranks(sides, scores, winners, lower_score_wins: bool) -> list[float]:
     """Plackett–Luce ranks (0 best, ties equal) of a game's sides: winners first, then by total."""
     if winners is None:
         return [0] * len(sides)
@@ -487,7 +491,7 @@ def openskill_ratings(games, agents, lower_score_wins: bool, reference: str) -> 
         teams = [[model.rating(*ratings[seats[s]]) for s in side] for side in sides]
         ranks = side_ranks(sides, game["scores"], game["winners"], lower_score_wins)
         new = model.rate(teams, ranks=ranks)
-        updates = {}
+        updates: dict[str, list[tuple[float, float]]] = {}
         for side, team in zip(sides, new):
             for seat, rating in zip(side, team):
                 updates.setdefault(seats[seat], []).append((rating.mu, rating.sigma))
@@ -547,7 +551,7 @@ def rate(games, agents, lower_score_wins: bool, reference: str, bootstrap: int =
     wins = per_set.sum(0)
     ref = index.get(reference)
     elo = elo_from_wins(wins, ref)
-    elo_ci = [None] * n
+    elo_ci: list[list[float] | None] = [None] * n
     if bootstrap > 0 and len(sets) >= 2:
         rng = np.random.default_rng([seed, 2024])
         draws = rng.integers(len(sets), size=(bootstrap, len(sets)))
