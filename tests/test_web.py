@@ -30,6 +30,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 and warns about 
     from starlette.testclient import TestClient
 
 from envs.engine import shown
+from training import shipped as shipping
 from training.common.games import EnvHandle
 from training.frontends import web
 from training.frontends.web import create_app
@@ -357,6 +358,8 @@ def test_bots_are_listed_from_the_folders_given(tmp_path):
     (tmp_path / "mine" / "junk" / "policy.npz").write_bytes(b"")
     found = {b["spec"]: b for b in web.find_bots([tmp_path / "mine", tmp_path / "missing"])}
     root = (tmp_path / "mine").as_posix()
+    shipped = {b: found.pop(b) for b in shipping.bot_names()}  # listed first, by name, wherever the app runs
+    assert all(bot["kind"] == "shipped" for bot in shipped.values()) and shipped["craits"]["env"] == "craits_v0"
     assert set(found) == {f"{root}/craits", f"onnx:{root}/export"}
     assert found[f"onnx:{root}/export"]["env"] == "pairs_draft_v0" and found[f"{root}/craits"]["kind"] == "checkpoint"
 

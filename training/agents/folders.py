@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from training.agents.checkpoint import MAX_META_BYTES, MAX_MODEL_BYTES, MODEL_FILE, SIDECAR_FILE, read_bytes
+from training.shipped import bot_folder
 
 AGENT_COPIES = "DECKGYM_AGENT_COPIES"  # JSON {spec: folder}: an env variable, so env subprocesses see it too
 AGENT_FILES = {  # the files an agent folder needs, by kind, with their size caps
@@ -23,13 +24,19 @@ AGENT_FILES = {  # the files an agent folder needs, by kind, with their size cap
 
 def agent_folder(spec: str) -> str:
     """The folder holding ``spec``'s files: where a Ray worker put the copy it received, else the
-    spec itself (``onnx:`` taken off)."""
+    spec itself (``onnx:`` taken off) when it exists, else the shipped bot of that name
+    (``training.shipped``: ``craits``, ``pairs_draft``, ...), else the spec as given."""
     copies = os.environ.get(AGENT_COPIES)
     if copies:
         folder = json.loads(copies).get(spec)
         if folder:
             return folder
-    return spec.removeprefix("onnx:")
+    path = spec.removeprefix("onnx:")
+    if not os.path.lexists(path):
+        shipped = bot_folder(path)
+        if shipped is not None:
+            return str(shipped)
+    return path
 
 
 def is_exported(path) -> bool:
@@ -46,7 +53,7 @@ def pack_agents(specs) -> dict[str, dict[str, bytes]]:
     need no files."""
     packed = {}
     for spec in dict.fromkeys(specs):
-        folder = Path(spec.removeprefix("onnx:"))
+        folder = Path(agent_folder(spec))
         if not (spec.startswith("onnx:") or folder.is_dir()):
             continue
         kind = "exported" if spec.startswith("onnx:") or is_exported(folder) else "checkpoint"

@@ -49,6 +49,7 @@ from envs.protocol import ProtocolError, ProtocolReporter, ProtocolTable, fields
 from envs.search import ISMCTSBot
 from envs.spec import GameSpec, default_game, discover
 from training.agents import PolicyAgent, checked_act, make_agent
+from training.agents.folders import agent_folder
 from training.common.games import EnvHandle
 
 __all__ = [
@@ -255,7 +256,7 @@ def _check_spec(spec: str) -> None:
     if spec == "ismcts" or spec.startswith("ismcts:"):
         ISMCTSBot.from_spec(spec, default_game().id)  # its options, checked (they are the same for every game)
         return
-    if not Path(spec.removeprefix("onnx:")).is_dir():
+    if not Path(agent_folder(spec)).is_dir():
         raise ValueError(f"unknown agent {spec!r}: serve {SERVED_SPECS}")
 
 

@@ -97,6 +97,7 @@ from envs.present import presentation, presentation_of
 from envs.search import DEFAULTS as SEARCH_DEFAULTS
 from envs.search import ISMCTSBot, parse_options
 from envs.spec import discover
+from training import shipped
 from training.agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
 from training.agents.human import view_text
 from training.common.games import EnvHandle, GameSpec
@@ -437,9 +438,14 @@ def _read_meta(file: Path) -> dict | None:
 
 
 def find_bots(roots) -> list[dict]:
-    """Checkpoint folders (meta.json + policy.npz) and exported bots (bot.json + model.onnx)
-    in ``roots`` and up to two folder levels below: ``{"spec", "kind", "env", "label"}``."""
+    """The shipped bots, by name (``training.shipped``), then checkpoint folders (meta.json +
+    policy.npz) and exported bots (bot.json + model.onnx) in ``roots`` and up to two folder
+    levels below: ``{"spec", "kind", "env", "label"}``."""
     found = []
+    for name in shipped.bot_names():
+        meta = _read_meta(shipped.BOTS / name / "meta.json")
+        if meta is not None and meta.get("env_id") in discover():
+            found.append({"spec": name, "kind": "shipped", "env": meta["env_id"], "label": f"{name} (shipped)"})
     for root in map(Path, roots):
         if not root.is_dir():
             continue
@@ -454,6 +460,8 @@ def find_bots(roots) -> list[dict]:
         for folder in folders:
             if (folder / "bot.json").is_file() and (folder / "model.onnx").is_file():
                 kind, meta, spec = "exported", _read_meta(folder / "bot.json"), f"onnx:{folder.as_posix()}"
+            elif folder.resolve().parent == shipped.BOTS:  # listed above, by name
+                continue
             elif (folder / "meta.json").is_file() and (folder / "policy.npz").is_file():
                 kind, meta, spec = "checkpoint", _read_meta(folder / "meta.json"), folder.as_posix()
             else:

@@ -26,6 +26,7 @@ from envs import default_game
 from envs.engine import clipped, shown
 from training.algorithms import AlgorithmConfig, config_classes
 from training.common.schema import ConfigError, Number, Section, parse_yaml, read_yaml, yaml_problem
+from training.shipped import config_path
 
 MAX_PROBLEMS = 10  # problems one message lists
 
@@ -270,7 +271,7 @@ def load_yaml(
     problem raises ``error``, the schema's one line each, naming its key path as ``where``
     finds it (``schema_problems``); ``what`` names the kind of file, ``shape`` what it holds."""
     if data is None and path is not None:
-        data = read_yaml(path, error)
+        data = read_yaml(config_path(path), error)  # a file, or a shipped config's name
     data = {} if data is None else copy.deepcopy(data)  # overrides never change the caller's
     if not isinstance(data, dict):
         raise error(f"{path or what} must be {shape}, got {shown(data)}")
