@@ -2,6 +2,7 @@
 torch policies on observations from real games, the loader's checks, the CLI."""
 
 import hashlib
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -155,6 +156,7 @@ def test_sidecar_fields(trained):
     bot = json.loads((exported / "bot.json").read_text())
     meta = json.loads((checkpoint / "meta.json").read_text())
     assert bot["format_version"] == 1 and bot["env_id"] == "craits_v0" and bot["env_args"] == meta["env_args"]
+    assert bot["deckgym_version"] == meta["deckgym_version"] == importlib.metadata.version("deckgym")
     assert bot["rules"] == meta["rules"] == EnvHandle("craits_v0", CRAITS_ARGS).rule_args
     assert (bot["observation_size"], bot["action_size"], bot["observation_version"]) == (206, 109, 1)
     assert bot["actions"][0] == "play AC" and bot["actions"][52] == "play AC unannounced"

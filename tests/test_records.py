@@ -1,5 +1,6 @@
 """Game records: written by play and evaluate, replayed and checked line by line."""
 
+import importlib.metadata
 import json
 
 import pytest
@@ -36,6 +37,7 @@ def test_a_played_game_replays_to_its_result(tmp_path, env_id, args):
     header, moves, result = read_record(path)
     assert header["agents"] == ["heuristic", "random"] * (env.seats // 2) + ["heuristic"] * (env.seats % 2)
     assert header["rule_args"] == env.rule_args and header["seed"] == 5
+    assert header["deckgym_version"] == importlib.metadata.version("deckgym")  # what made it
     assert replay(header, moves, result) == result and result["scores"] == scores
     assert all(set(move) == {"seat", "action", "line"} for move in moves)
 

@@ -1,5 +1,6 @@
 """Training: configs, the learner env's rewards, checkpoints as opponents, resume."""
 
+import importlib.metadata
 import json
 import os
 import random
@@ -171,6 +172,7 @@ def test_smoke_run_writes_a_checkpoint_that_plays_as_opponent(tmp_path):
     meta = json.loads((ckpt / "meta.json").read_text())
     assert meta["env_id"] == "craits_v0" and meta["timesteps"] >= 1024
     assert meta["observation_size"] == 206 and meta["action_size"] == 109
+    assert meta["deckgym_version"] == importlib.metadata.version("deckgym")  # what made it
     assert set(meta["evaluation"]) >= {"heuristic", "random"}
     assert (ckpt / "policy.npz").is_file() and (ckpt / "model.zip").is_file()
     assert any((run / "snapshots").iterdir())

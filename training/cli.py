@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from importlib.metadata import PackageNotFoundError, version
+
+from training.common.version import deckgym_version
 
 # name -> (module with its main(argv), what it does in one line)
 COMMANDS = {
@@ -27,13 +28,6 @@ COMMANDS = {
 }
 
 
-def package_version() -> str:
-    try:
-        return version("deckgym")
-    except PackageNotFoundError:  # run from a clone that was never installed
-        return "unknown (not installed)"
-
-
 def usage() -> str:
     width = max(map(len, COMMANDS))
     lines = ["usage: deckgym COMMAND [options]   (deckgym COMMAND --help for its options)", "", "commands:"]
@@ -48,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         print(usage())
         return
     if args[0] == "--version":
-        print(f"deckgym {package_version()}")
+        print(f"deckgym {deckgym_version()}")
         return
     name, rest = args[0], args[1:]
     if name not in COMMANDS:

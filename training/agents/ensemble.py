@@ -33,6 +33,7 @@ import numpy as np
 from training.agents.checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
 from training.agents.policy import block_spans
 from training.common.files import check_replaceable
+from training.common.version import deckgym_version
 
 # Fields every member must share: what the game is and how the network's scores are read.
 SHARED = ("env_id", "rules", "observation_size", "action_size", "activation", "action_selection")
@@ -116,6 +117,7 @@ def make_ensemble(members: list, out) -> dict:
         "algorithm": {"name": "ensemble", "net_arch": hidden_sizes, "members": recorded},
         "timesteps": sum(m["timesteps"] or 0 for m in recorded),
         "run": "ensemble",
+        "deckgym_version": deckgym_version(),
     }
 
     def fill(tmp: Path):

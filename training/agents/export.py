@@ -58,6 +58,7 @@ from training.agents.exported import (
 from training.agents.policy import PolicyAgent
 from training.common.files import check_replaceable, write_atomically
 from training.common.games import EnvHandle
+from training.common.version import deckgym_version
 
 OPSET = 17  # onnxruntime >= 1.13 and every current ONNX runtime run it
 IR_VERSION = 8  # the IR version of opset 17: readable by older runtimes than onnx's default
@@ -145,6 +146,7 @@ def sidecar(meta: dict, env, model_bytes: bytes, source: str) -> dict:
     algorithm = meta.get("algorithm", {})
     return {
         "format_version": EXPORT_FORMAT_VERSION,
+        "deckgym_version": deckgym_version(),
         "env_id": env.id,
         "env_args": meta.get("env_args", {}),
         "rules": env.rule_args,

@@ -14,6 +14,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from tqdm import tqdm
 
 from training.agents.checkpoint import save_checkpoint, update_meta
+from training.common.version import deckgym_version
 from training.learning.config import Config
 from training.matches.evaluate import evaluate_bot
 
@@ -52,6 +53,7 @@ def checkpoint_meta(config: Config, env, model, evaluation, seconds: float, trai
         "evaluation": evaluation,
         "run": config.output.name,
         "training_seconds": round(seconds, 3),
+        "deckgym_version": deckgym_version(),
     }  # ms: a tiny run still shows its speed
 
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from envs.engine import IllegalActionError, clipped, shown
 from training.common.files import write_file
 from training.common.games import EnvHandle
+from training.common.version import deckgym_version
 
 RECORD_FORMAT = "deckgym-game-record"
 RECORD_VERSION = 1
@@ -53,6 +54,7 @@ def header_of(env, seed: int, agents: list[str], **extra) -> dict:
         "seed": seed,
         "seats": env.seats,
         "agents": list(agents),
+        "deckgym_version": deckgym_version(),
         **extra,
     }
 
