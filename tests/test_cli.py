@@ -58,3 +58,13 @@ def test_the_console_script_is_installed():
     assert script, "the deckgym console script is not installed (pip install -e .)"
     done = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "evaluate" in done.stdout
+
+
+def test_a_subcommand_is_named_as_invoked(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["league", "--help"])
+    assert capsys.readouterr().out.startswith("usage: deckgym league ")
+    done = subprocess.run(
+        [sys.executable, "-m", "training.league", "--help"], capture_output=True, text=True, timeout=120
+    )
+    assert done.stdout.startswith("usage: python -m training.league ")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from training.common.commands import INVOKED_AS
 from training.common.version import deckgym_version
 
 # name -> (module with its main(argv), what it does in one line)
@@ -48,7 +49,11 @@ def main(argv: list[str] | None = None) -> None:
     if name not in COMMANDS:
         sys.exit(f"deckgym: unknown command {name!r}\n\n{usage()}")
     module = importlib.import_module(COMMANDS[name][0])
-    module.main(rest)
+    token = INVOKED_AS.set(f"deckgym {name}")  # its usage and errors say "deckgym <name>"
+    try:
+        module.main(rest)
+    finally:
+        INVOKED_AS.reset(token)
 
 
 if __name__ == "__main__":

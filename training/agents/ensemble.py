@@ -21,7 +21,6 @@ sampled logits with logits (their mean is a product of the members' policies, re
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -32,6 +31,7 @@ import numpy as np
 
 from training.agents.checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
 from training.agents.policy import block_spans
+from training.common.commands import command_parser
 from training.common.files import check_replaceable
 from training.common.version import deckgym_version
 
@@ -131,7 +131,7 @@ def make_ensemble(members: list, out) -> dict:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.ensemble", description=__doc__.split("\n\n")[0])
+    parser = command_parser("ensemble", __doc__)
     parser.add_argument("members", nargs="+", help="checkpoint folders (2 or more)")
     parser.add_argument(
         "--out", required=True, help="the ensemble's checkpoint folder (replaced if it holds an earlier ensemble)"

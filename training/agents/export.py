@@ -29,7 +29,6 @@ Reading and running an exported bot is ``training.agents.exported`` (``load_expo
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
@@ -56,6 +55,7 @@ from training.agents.exported import (
     require,
 )
 from training.agents.policy import PolicyAgent
+from training.common.commands import command_parser
 from training.common.files import check_replaceable, write_atomically
 from training.common.games import EnvHandle
 from training.common.version import deckgym_version
@@ -267,7 +267,7 @@ def parity_ok(result: dict) -> bool:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.export", description=__doc__.split("\n\n")[0])
+    parser = command_parser("export", __doc__)
     parser.add_argument("checkpoint", help="checkpoint folder (meta.json + policy.npz)")
     parser.add_argument(
         "--out",

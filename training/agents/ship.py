@@ -16,7 +16,6 @@ existing ``--to`` is replaced only with ``--replace``.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shlex
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from training.agents.checkpoint import read_meta
+from training.common.commands import command_parser
 from training.common.games import EnvHandle
 from training.matches.evaluate import bot_layout, evaluate
 from training.running.executor import replace_folder
@@ -98,7 +98,7 @@ def ship(
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m training.ship", description=__doc__.split("\n\n")[0])
+    parser = command_parser("ship", __doc__)
     parser.add_argument("checkpoint", help="a checkpoint folder (runs/NAME/checkpoint)")
     parser.add_argument("--to", required=True, help="the shipped bot's folder, e.g. checkpoints/create")
     parser.add_argument("--games", type=int, default=400, help="duplicate sets per evaluation")

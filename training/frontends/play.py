@@ -9,12 +9,12 @@ list is repeated around the table. ``--arg key=value`` sets an env argument.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from envs.present import presentation
 from training.agents import make_agent, seat_layout, split_agents
 from training.agents.human import HumanAgent, narrating_agent
+from training.common.commands import command_parser
 from training.common.games import EnvHandle, add_table_arguments, parse_env_args
 from training.matches.evaluate import play_game
 from training.matches.records import Recorder, check_record_folder, header_of, result_of, write_record
@@ -89,7 +89,7 @@ def play(env, agent_specs: list[str], seed: int, verbose: bool = True, record_di
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.play", description=__doc__.split("\n\n")[0])
+    parser = command_parser("play", __doc__)
     add_table_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(

@@ -14,16 +14,16 @@ ends it quietly, with status 0 too.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 from envs.spec import discover
+from training.common.commands import command_parser
 from training.frontends.protocol import SERVED_SPECS, BotServer, serve
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.serve_bot", description=__doc__.split("\n\n")[0])
+    parser = command_parser("serve_bot", __doc__)
     parser.add_argument("agent", help=f"the bot: {SERVED_SPECS}")
     parser.add_argument(
         "--env", choices=list(discover()), help="play this game only (default: the one each start names)"

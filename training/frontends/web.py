@@ -67,7 +67,6 @@ The record is a ``training.matches.records`` game record, its header also naming
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import functools
@@ -100,6 +99,7 @@ from envs.spec import discover
 from training import shipped
 from training.agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
 from training.agents.human import view_text
+from training.common.commands import command_parser
 from training.common.games import EnvHandle, GameSpec
 from training.matches.records import header_of, record_text, result_of
 
@@ -860,7 +860,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.web", description=__doc__.split("\n\n")[0])
+    parser = command_parser("web", __doc__)
     parser.add_argument(
         "--host",
         default="127.0.0.1",

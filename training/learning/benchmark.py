@@ -66,7 +66,6 @@ are done. ``benchmark.yaml`` stays the whole config; a later run without it tabl
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import csv
 import hashlib
@@ -94,6 +93,7 @@ from pydantic import BeforeValidator, Field, field_validator
 from envs.engine import clipped, shown
 from training.agents import make_agent
 from training.agents.checkpoint import read_meta
+from training.common.commands import command_parser
 from training.common.files import hold_folder, recover_leftovers, write_file
 from training.common.games import EnvHandle, game_spec
 from training.common.schema import Number, Section
@@ -1266,7 +1266,7 @@ def run_benchmark(
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.benchmark", description=__doc__.split("\n\n")[0])
+    parser = command_parser("benchmark", __doc__)
     parser.add_argument("--config", required=True, help="benchmark config (configs/benchmark_*.yaml)")
     parser.add_argument("--out", help="the benchmark folder (default: the config's out)")
     parser.add_argument("--processes", type=int, help="trials trained side by side (default: the config's)")

@@ -20,7 +20,6 @@ multiple of their ``every``: the same steps whether or not the run was interrupt
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
 import os
@@ -33,6 +32,7 @@ from pathlib import Path
 from training.agents import make_agent
 from training.agents.checkpoint import clean_leftovers, read_meta
 from training.algorithms import algorithm
+from training.common.commands import command_parser
 from training.common.files import FolderInUse, hold_folder
 from training.common.games import EnvHandle
 from training.frontends.play import play
@@ -316,7 +316,7 @@ def show(config: Config, env, new: Path) -> None:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
+    parser = command_parser("train", __doc__)
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--config", help="YAML config file (see configs/)")
     group.add_argument("--resume", metavar="RUN", help="run folder of an interrupted run")

@@ -29,7 +29,6 @@ move and the legal ones; so does a checkpoint whose policy gives NaN logits.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -41,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from training.agents import checked_act, make_agent, seat_layout, split_agents
+from training.common.commands import command_parser
 from training.common.files import write_file
 from training.common.games import EnvHandle, add_table_arguments, parse_env_args
 from training.matches.records import Recorder, check_record_folder, header_of, result_of, write_record
@@ -294,7 +294,7 @@ def check_writable(path: str) -> None:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n\n")[0])
+    parser = command_parser("evaluate", __doc__)
     add_table_arguments(parser)
     parser.add_argument("--games", type=int, default=100, help="duplicate sets (deal seeds); games = sets x seats")
     parser.add_argument("--seed", type=int, default=0, help="first deal seed (>= 0)")

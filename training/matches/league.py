@@ -86,7 +86,6 @@ were played in, so a league's ratings are reproducible.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import io
 import itertools
@@ -103,6 +102,7 @@ import numpy as np
 from envs.engine import clipped, shown
 from training.agents import make_agent, split_agents
 from training.common import files
+from training.common.commands import command_parser
 from training.common.files import hold_folder, write_file
 from training.common.games import GAMES, EnvHandle, default_game, parse_env_args
 from training.common.schema import read_yaml
@@ -843,7 +843,7 @@ def read_config(path) -> dict:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.league", description=__doc__.split("\n\n")[0])
+    parser = command_parser("league", __doc__)
     parser.add_argument("--out", help="the league folder (created if new; continued if it holds a league)")
     parser.add_argument(
         "--config",

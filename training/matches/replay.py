@@ -10,9 +10,8 @@ be those its env arguments give here, and the replayed result must match the rec
 
 from __future__ import annotations
 
-import argparse
-
 from envs.present import presentation
+from training.common.commands import command_parser
 from training.matches.records import RecordError, read_record, replay
 
 
@@ -45,7 +44,7 @@ def show_replay(path, verbose: bool = True) -> dict:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m training.replay", description=__doc__.split("\n\n")[0])
+    parser = command_parser("replay", __doc__)
     parser.add_argument("record", help="a game record (JSON lines)")
     parser.add_argument("--quiet", action="store_true", help="only check the record")
     args = parser.parse_args(argv)
