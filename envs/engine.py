@@ -84,6 +84,10 @@ class GameEngine:
     def action_to_text(self, action: int) -> str:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def text_to_action(self, text: str) -> int:  # pragma: no cover - interface
+        """The action a move's text names; ``ValueError`` saying what is wrong with it."""
+        raise NotImplementedError
+
     @property
     def is_over(self) -> bool:  # pragma: no cover - interface
         """Whether the whole game is over (``winners()`` and final ``scores()`` are known)."""

@@ -13,9 +13,11 @@ The messages and events themselves are documented in ``docs/bot-protocol.md``.
 from __future__ import annotations
 
 import json
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from .engine import MAX_SHOWN, clipped
+from .engine import MAX_SHOWN, GameEngine, clipped
+
+Engine = TypeVar("Engine", bound=GameEngine)  # a game's engine class
 
 
 class ProtocolError(ValueError):
@@ -179,16 +181,24 @@ def players_in_rules(rules: dict, players: int) -> dict:
 
 
 # -------------------------------------------------------------------- the base
-class EventTable:
+class EventTable(Generic[Engine]):
     """What every game's table shares (see ``ProtocolTable``): events handed to the handler
     their ``"event"`` field names (``EVENTS``: event -> method name), a ``check`` event's
     comparison, the engine's moves, and the defaults of the start, the ready reply and the
-    env's preparation."""
+    env's preparation. ``Engine``: the game's engine class."""
 
     GAME: ClassVar[str] = ""  # the game's name in messages
     EVENTS: ClassVar[dict[str, str]] = {}
     expect: str
-    game: Any
+    game: Engine | None  # None until the first event deals the cards
+
+    @property
+    def engine(self) -> Engine:
+        """The table's engine, where one exists: past an event's ``expect`` check (but the
+        one that deals, which makes it) and in the words about a game under way."""
+        game = self.game
+        assert game is not None, "no deal yet"
+        return game
 
     @classmethod
     def start_rules(cls, rules: dict, players: int) -> dict:
@@ -213,19 +223,19 @@ class EventTable:
         raise NotImplementedError
 
     def to_act(self) -> int | None:
-        return self.game.current_player if self.expect == "move" else None
+        return self.engine.current_player if self.expect == "move" else None
 
     def legal_actions(self) -> list[int]:
-        return list(self.game.legal_actions())
+        return list(self.engine.legal_actions())
 
     def parse_action(self, text) -> int:
         try:
-            return self.game.text_to_action(text)
+            return self.engine.text_to_action(text)
         except ValueError as exc:
             raise ProtocolError(str(exc)) from None
 
     def text(self, action: int) -> str:
-        return self.game.action_to_text(action)
+        return self.engine.action_to_text(action)
 
     def prepare_env(self, raw, view, world) -> None:
         raw.game = world

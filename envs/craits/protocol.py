@@ -58,7 +58,7 @@ class _CraitsEngine(CraitsGame):
         return False
 
 
-class Table(EventTable):
+class Table(EventTable[_CraitsEngine]):
     """One seat's Craits table, rebuilt from protocol events (see the module docstring)."""
 
     GAME = "Craits"
@@ -66,7 +66,7 @@ class Table(EventTable):
 
     def __init__(self, rules, players: int, seat: int):
         self.rules, self.n, self.seat = rules, players, seat
-        self.game: _CraitsEngine | None = None
+        self.game = None
         self.expect = "deal"  # deal | move | deal_end | over
         self.next_deal = 0
 
@@ -80,14 +80,6 @@ class Table(EventTable):
 
     def ready_rules(self) -> dict:
         return {"deals": list(self.rules.deals)}  # a preset's or "short" deals, spelt out
-
-    @property
-    def engine(self) -> _CraitsEngine:
-        """The table's engine, where one exists: past an event's ``expect`` check (but a
-        ``deal``'s, which makes it) and in the words about a deal under way."""
-        g = self.game
-        assert g is not None, "no deal yet"
-        return g
 
     # -------------------------------------------------------------- events
     def _deal(self, ev: dict) -> None:

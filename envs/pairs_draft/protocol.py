@@ -41,7 +41,7 @@ def _first_legal(game, rng) -> int:
     return game.legal_actions()[0]
 
 
-class Table(EventTable):
+class Table(EventTable[PairsDraftGame]):
     """One seat's Pairs Draft table, rebuilt from protocol events (see the module docstring)."""
 
     GAME = "Pairs Draft"
@@ -50,7 +50,7 @@ class Table(EventTable):
     def __init__(self, seat: int):
         self.seat = seat
         self.n = NUM_PLAYERS
-        self.game: PairsDraftGame | None = None
+        self.game = None
         self.expect = "deal"  # deal | move | pack | over
         self.memory = pairs_view.DraftMemory()
         self.passed: list[list[int]] = []  # the pack as this seat passed it, at each pick
@@ -58,14 +58,6 @@ class Table(EventTable):
     @classmethod
     def from_env(cls, raw, seat: int) -> Table:
         return cls(seat)
-
-    @property
-    def engine(self) -> PairsDraftGame:
-        """The table's engine, where one exists: past an event's ``expect`` check (but the
-        ``deal``'s, which makes it) and in the words about the game under way."""
-        g = self.game
-        assert g is not None, "no deal yet"
-        return g
 
     def _deal(self, ev: dict) -> None:
         fields(ev, "a deal event", ("event", "start_player", "pack"))

@@ -11,7 +11,7 @@ from . import view as seat_view
 from .game import HAND_SIZE, NUM_CARDS, LittleTricksGame
 
 
-class Table(EventTable):
+class Table(EventTable[LittleTricksGame]):
     GAME = "Little Tricks"
     EVENTS = {"deal": "_deal", "move": "_move", "check": "_check"}
 
