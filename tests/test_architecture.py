@@ -31,10 +31,19 @@ OPTIONAL = {
 }
 
 
+def training_files() -> list[Path]:
+    """The modules of ``training/``, not the examples it ships (``training/shipped``)."""
+    return [
+        f
+        for f in sorted((ROOT / "training").rglob("*.py"))
+        if ROOT / "training" / "shipped" not in f.parents or f.parent == ROOT / "training" / "shipped"
+    ]
+
+
 def library_files() -> list[Path]:
     """Every module of ``training/`` and of ``envs/`` outside the games' own folders."""
     game_folders = [ROOT / Path(*spec.package.split(".")) for spec in envs.GAMES.values()]
-    files = sorted((ROOT / "training").rglob("*.py")) + sorted((ROOT / "envs").rglob("*.py"))
+    files = training_files() + sorted((ROOT / "envs").rglob("*.py"))
     return [f for f in files if f not in VERSIONED and not any(folder in f.parents for folder in game_folders)]
 
 
@@ -94,7 +103,7 @@ def test_no_game_is_named_or_imported_outside_its_folder():
 
 
 def training_graph() -> dict[str, set[str]]:
-    files = {module_name(f): f for f in sorted((ROOT / "training").rglob("*.py"))}
+    files = {module_name(f): f for f in training_files()}
     graph = {}
     for name, file in files.items():
         graph[name] = {m for m, _, _ in imports(file) if m in files and m != name}
@@ -125,7 +134,7 @@ def test_training_has_no_import_circle():
 def needs_optional() -> set[str]:
     """The project's modules that import an optional dependency at their top, directly or
     through another such module: importing one of them late guards that dependency."""
-    files = {module_name(f): f for f in sorted((ROOT / "training").rglob("*.py"))}
+    files = {module_name(f): f for f in training_files()}
     top = {name: {m for m, _, late in imports(file) if not late} for name, file in files.items()}
     needing = {name for name, mods in top.items() if any(m.split(".")[0] in OPTIONAL for m in mods)}
     while True:
@@ -138,7 +147,7 @@ def needs_optional() -> set[str]:
 def test_function_local_imports_guard_optional_dependencies_only():
     guarded = needs_optional()
     late = []
-    for file in sorted((ROOT / "training").rglob("*.py")) + sorted((ROOT / "envs").rglob("*.py")):
+    for file in training_files() + sorted((ROOT / "envs").rglob("*.py")):
         for module, node, in_function in imports(file):
             if not in_function:
                 continue

@@ -3,6 +3,7 @@
     python -m training.evaluate --env craits_v0 --agents heuristic,random,random,random --games 500
     python -m training.evaluate --env pairs_draft_v0 --agents checkpoints/pairs_draft,heuristic,heuristic,heuristic --json out.json
     python -m training.evaluate --agents checkpoints/craits,heuristic --games 2000 --ray   # chunks as tasks on a local Ray
+    python -m training.evaluate --agents ismcts:simulations=10000,craits --games 400 --log logs/ismcts  # resumable
 
 ``--agents`` lists one agent per seat (random, heuristic or a checkpoint folder); a shorter
 list is repeated around the table. Seats held by the same spec are one agent in the report.
@@ -23,6 +24,10 @@ standard deviation / √sets): a set's rotations share their deals and are corre
 set, not the game, is the independent sample. A game cut by the env's safety net
 (truncated) counts as a draw among all seats and is counted in ``truncated_games``.
 
+``--log DIR`` keeps every finished duplicate set in DIR: the same command run again (after
+a kill, in another session) plays only the sets still missing, and gives the result an
+uninterrupted run would (``training.matches.evaluation_log``).
+
 An agent's illegal move ends the evaluation with an error naming the agent, its seat, the
 move and the legal ones; so does a checkpoint whose policy gives NaN logits.
 """
@@ -41,8 +46,9 @@ import numpy as np
 
 from training.agents import checked_act, make_agent, seat_layout, split_agents
 from training.common.commands import command_parser
-from training.common.files import write_file
+from training.common.files import hold_folder, write_file
 from training.common.games import EnvHandle, add_table_arguments, parse_env_args
+from training.matches.evaluation_log import append_set, log_header, read_sets
 from training.matches.records import Recorder, check_record_folder, header_of, result_of, write_record
 from training.running.executor import LocalExecutor, add_executor_arguments, executor_from_args, read_folder
 
@@ -124,6 +130,33 @@ def _play_chunk_remote(task):
         return play_sets(*args, tmp), read_folder(Path(tmp))
 
 
+def _play(env, layout, seed, deterministic, sets, record_dir, executor, on_set) -> list[tuple]:
+    """The records of the duplicate sets ``sets``, in set order. With ``on_set``, each set is
+    a task of its own and handed to ``on_set`` as soon as it is played (a log keeps it)."""
+    sets = list(sets)
+    if not sets:
+        return []
+    if on_set is None:
+        chunks = [
+            [sets[i] for i in r] for r in _chunks(len(sets), min(len(sets), executor.workers * CHUNKS_PER_PROCESS))
+        ]
+    else:
+        chunks = [[index] for index in sets]
+    tasks = [(env, layout, seed, deterministic, chunk, record_dir) for chunk in chunks]
+    parts: list[Any] = [None] * len(tasks)  # each chunk's records, in chunk order as they come
+    if executor.ray:
+        results = executor.imap(_play_chunk_remote, tasks, agents=layout)
+    else:
+        results = ((index, (part, {})) for index, part in executor.imap(_play_chunk, tasks, chunksize=1))
+    for index, (part, files) in results:
+        parts[index] = part
+        for name, data in files.items():
+            write_file(Path(record_dir) / name, data)
+        if on_set is not None:
+            on_set(part)
+    return [record for part in parts for record in part]  # in set order, whoever played them
+
+
 def _mean_ci(set_means: np.ndarray, low=-math.inf, high=math.inf) -> tuple[float, list | None]:
     mean = float(set_means.mean())
     if len(set_means) < 2:
@@ -176,12 +209,15 @@ def evaluate(
     deterministic: bool = True,
     record_dir=None,
     executor=None,
+    log_dir=None,
 ) -> dict:
     """Play ``games`` duplicate sets (``games`` × seats games) in ``env`` (an ``EnvHandle``)
     and return a JSON-ready summary.
 
     ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads);
-    an ``executor`` (``training.running.executor``, e.g. Ray) plays instead when given."""
+    an ``executor`` (``training.running.executor``, e.g. Ray) plays instead when given. With
+    ``log_dir``, every finished set is kept there and a run again plays only the missing ones
+    (``training.matches.evaluation_log``)."""
     if games < 1 or processes < 1 or seed < 0:
         raise ValueError(
             f"games={games}, processes={processes}, seed={seed}: need games >= 1, processes >= 1, seed >= 0"
@@ -191,20 +227,27 @@ def evaluate(
         make_agent(spec, env, seed=0, deterministic=deterministic)
     if record_dir:
         check_record_folder(record_dir)
-    deals = env.deals
     executor = executor or LocalExecutor(processes)
-    chunks = _chunks(games, min(games, executor.workers * CHUNKS_PER_PROCESS))
-    tasks = [(env, layout, seed, deterministic, chunk, record_dir) for chunk in chunks]
-    parts: list[Any] = [None] * len(tasks)  # each chunk's records, in chunk order as they come
-    if executor.ray:
-        for index, (part, files) in executor.imap(_play_chunk_remote, tasks, agents=layout):
-            parts[index] = part
-            for name, data in files.items():
-                write_file(Path(record_dir) / name, data)
+    if log_dir is None:
+        records = _play(env, layout, seed, deterministic, range(games), record_dir, executor, on_set=None)
     else:
-        for index, part in executor.imap(_play_chunk, tasks, chunksize=1):
-            parts[index] = part
-    records = [record for part in parts for record in part]  # in set order, whoever played them
+        folder = Path(log_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        with hold_folder(folder, "evaluation", "it is being played; wait for it to end"):
+            done = read_sets(folder, log_header(env, layout, seed, deterministic), env.seats)
+            missing = [i for i in range(games) if i not in done]
+            played = _play(
+                env,
+                layout,
+                seed,
+                deterministic,
+                missing,
+                record_dir,
+                executor,
+                on_set=lambda part: append_set(folder, part),
+            )
+            records = sorted([r for i in range(games) if i in done for r in done[i]] + played)
+    deals = env.deals
     return {
         "env_id": env.id,
         "env_args": dict(env.args),
@@ -307,6 +350,11 @@ def main(argv=None):
         metavar="DIR",
         help="write every game's record (JSON lines) into DIR (python -m training.replay shows one)",
     )
+    parser.add_argument(
+        "--log",
+        metavar="DIR",
+        help="keep every finished duplicate set in DIR; the same command again plays only the missing ones",
+    )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(
         "--deterministic",
@@ -335,6 +383,7 @@ def main(argv=None):
             args.deterministic,
             args.record,
             executor,
+            args.log,
         )
     except ValueError as error:  # a bad agent, checkpoint, env argument, count or path, an illegal move
         parser.exit(1, f"error: {error}\n")  # a message, not a traceback
