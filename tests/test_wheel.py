@@ -45,6 +45,7 @@ def test_the_wheel_carries_bots_configs_rules_web_files_and_examples(wheel):
         "training/frontends/web_static/app.js",
         "envs/craits/web.js",
         "training/shipped/examples/node/play_craits.js",
+        "training/shipped/examples/cleanrl_ppo.py",
     } <= names
     assert not any(name.endswith((".zip", ".pyc")) or "/tests/" in name for name in names)  # no pickles, no tests
     assert any(name.endswith("entry_points.txt") for name in names)
