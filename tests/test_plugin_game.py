@@ -281,3 +281,26 @@ def test_the_env_renders_through_its_presentation():
     game = env.unwrapped.game
     assert text.splitlines()[0] == "Little Tricks: trick 1/3, seat 0 leads"
     assert all(f"seat {s}: hand {' '.join(map(str, game.hand(s)))}" in text for s in range(2))
+
+
+def test_an_installed_package_registers_through_the_entry_point(tmp_path):
+    """A distribution that names its spec under ``deckgym.games`` is found without importing it by
+    hand: here a bare dist-info folder on the path stands for an installed package."""
+    info = tmp_path / "little_tricks_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: little-tricks-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[deckgym.games]\nlittle_tricks = plugin_game.spec:SPEC\n")
+    code = (
+        "from envs.spec import discover, game_spec; print(sorted(discover())); print(game_spec('little_tricks').name)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT / 'tests'}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    games, name = done.stdout.splitlines()
+    assert GAME in games and name == "Little Tricks"
