@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol, cast
 
-from .spec import GameSpec, discover
+from .spec import GameSpec, spec_of
 
 
 class SeatNarrator(Protocol):
@@ -70,35 +70,14 @@ class Presentation(Protocol):
     def rule_options(self) -> dict: ...
 
 
-_games_of: dict[type, GameSpec] = {}  # engine class -> its game
-
-
-def game_of(engine: Any) -> GameSpec:
-    """The registered game whose package defines the engine's class (or a class it derives from)."""
-    kind = type(engine)
-    spec = _games_of.get(kind)
-    if spec is None:
-        games = discover().values()
-        spec = next((s for k in kind.__mro__ for s in games if k.__module__.startswith(s.package + ".")), None)
-        if spec is None:
-            raise ValueError(f"no registered game defines the engine {kind.__qualname__}")
-        _games_of[kind] = spec
-    return spec
-
-
 def presentation_of(spec: GameSpec) -> Presentation:
     """The game's ``present`` module; ``ValueError`` for a game that has none."""
-    try:
-        return cast(Presentation, spec.module("present"))
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{spec.package}.present":
-            raise
-        raise ValueError(f"{spec.id} can't be shown to people: it has no module {spec.package}.present") from None
+    return cast(Presentation, spec.module("present", "be shown to people"))
 
 
 def presentation(engine: Any) -> Presentation:
     """The ``present`` module of the engine's game."""
-    return presentation_of(game_of(engine))
+    return presentation_of(spec_of(engine))
 
 
 # ------------------------------------------------------------ words every game shares

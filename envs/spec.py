@@ -53,9 +53,17 @@ class GameSpec:
     # exported bot's sidecar lists them); None: the engine's action_to_text at the start.
     action_names: tuple[str, ...] | None = None
 
-    def module(self, part: str) -> ModuleType:
-        """The game's module ``part`` (``env``, ``view``, ``protocol``, ``present``)."""
-        return importlib.import_module(f"{self.package}.{part}")
+    def module(self, part: str, use: str = "use it there") -> ModuleType:
+        """The game's module ``part`` (``env``, ``view``, ``protocol``, ``present``);
+        ``ValueError`` when the game has none, saying what it can't be (``use``: "be shown
+        to people", ...)."""
+        name = f"{self.package}.{part}"
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # the module is there; something it imports is not
+                raise
+            raise ValueError(f"{self.id} can't {use}: it has no module {name}") from None
 
     @property
     def pettingzoo_id(self) -> str:
@@ -119,6 +127,22 @@ def game_spec(name: str) -> GameSpec:
         if name == spec.id or name in spec.aliases:
             return spec
     raise ValueError(f"unknown game {shown(name)}: choose one of {', '.join(games)}")
+
+
+_specs_of: dict[type, GameSpec] = {}  # engine class -> its game
+
+
+def spec_of(engine: Any) -> GameSpec:
+    """The registered game whose package defines the engine's class (or a class it derives from)."""
+    kind = type(engine)
+    spec = _specs_of.get(kind)
+    if spec is None:
+        games = discover().values()
+        spec = next((s for k in kind.__mro__ for s in games if k.__module__.startswith(s.package + ".")), None)
+        if spec is None:
+            raise ValueError(f"no registered game defines the engine {kind.__qualname__}")
+        _specs_of[kind] = spec
+    return spec
 
 
 def default_game() -> GameSpec:

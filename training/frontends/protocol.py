@@ -47,7 +47,7 @@ from envs.agent import SearchAgent
 from envs.engine import clipped
 from envs.protocol import ProtocolError, ProtocolReporter, ProtocolTable, fields, integer, json_list, json_type, quoted
 from envs.search import ISMCTSBot
-from envs.spec import GameSpec, default_game, discover
+from envs.spec import GameSpec, default_game, discover, spec_of
 from training.agents import PolicyAgent, checked_act, make_agent
 from training.agents.folders import agent_folder
 from training.common.games import EnvHandle
@@ -75,13 +75,10 @@ SERVED_SPECS = (
 
 def _protocol_module(spec: GameSpec):
     """The game's ``protocol`` module; ``ProtocolError`` for a game that has none."""
-    name = f"{spec.package}.protocol"
     try:
-        return spec.module("protocol")
-    except ModuleNotFoundError as exc:
-        if exc.name != name:
-            raise
-        raise ProtocolError(f"{spec.id} can't be played over the bot protocol: it has no module {name}") from None
+        return spec.module("protocol", "be played over the bot protocol")
+    except ValueError as exc:
+        raise ProtocolError(str(exc)) from None
 
 
 # -------------------------------------------------------------------------- server
@@ -417,15 +414,5 @@ class SeatReporter:
     def _reporter(self, game) -> ProtocolReporter:
         kind = type(game)
         if kind not in self._reporters:
-            self._reporters[kind] = _protocol_module(_game_of(game)).Reporter(self.seat)
+            self._reporters[kind] = _protocol_module(spec_of(game)).Reporter(self.seat)
         return self._reporters[kind]
-
-
-def _game_of(engine) -> GameSpec:
-    """The registered game whose package defines the engine's class (or a class it derives from)."""
-    games = discover().values()
-    for kind in type(engine).__mro__:
-        for spec in games:
-            if kind.__module__.startswith(spec.package + "."):
-                return spec
-    raise ValueError(f"no registered game defines the engine {type(engine).__qualname__}")
