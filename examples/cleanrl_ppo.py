@@ -11,7 +11,7 @@ torch and deckgym are needed. Read it top to bottom:
 4. the PPO loop: collect ``--num-steps`` learner moves, GAE, clipped-objective updates,
 5. an evaluation of the trained policy against three heuristic bots, beside random play.
 
-    python examples/cleanrl_ppo.py                        # 200k learner moves, a few minutes on 2 cores
+    python examples/cleanrl_ppo.py                        # 200k learner moves
     python examples/cleanrl_ppo.py --total-steps 2048     # the smoke test CI runs (seconds)
     python examples/cleanrl_ppo.py --opponent heuristic --deals 3 3 3
 """

@@ -10,7 +10,7 @@ numpy), which is then evaluated against the heuristic bot and random play, as
 ``python -m training.evaluate`` would.
 
     pip install -e '.[train,scale]'                     # ray[rllib]
-    python examples/rllib_ppo.py                        # 20k learner moves, a few minutes
+    python examples/rllib_ppo.py                        # 20k learner moves
     python examples/rllib_ppo.py --total-steps 200 --tiny   # the smoke test CI runs
     python examples/rllib_ppo.py --set algorithm.num_env_runners=2 --set algorithm.lr=0.0001
 

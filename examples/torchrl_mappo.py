@@ -19,7 +19,7 @@ actions (``check_env_specs``, ``rand_step``) are legal too.
   partnership, then swaps sides.
 
     pip install -e '.[train,examples]'                    # torchrl, tensordict
-    python examples/torchrl_mappo.py                      # 200k env steps (all seats), a few minutes
+    python examples/torchrl_mappo.py                      # 200k env steps (all seats)
     python examples/torchrl_mappo.py --total-frames 2048  # the smoke test CI runs
 """
 
