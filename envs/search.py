@@ -120,7 +120,9 @@ import random
 import time
 import types
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
+
+import numpy as np
 
 from .agent import SearchAgent
 from .engine import as_action, shown
@@ -136,8 +138,9 @@ SEARCH_FUNCTIONS = (
     "returns",
     "heuristic_action",
 )
+OPTIONAL_FUNCTIONS = ("encoder",)  # a game without it can't be searched with a network's guidance
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
-ROLLOUTS = ("heuristic", "random")
+ROLLOUTS = ("heuristic", "random", "prior")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
 DEFAULTS = {
     "simulations": 1000,
@@ -147,6 +150,8 @@ DEFAULTS = {
     "final_policy": "max_visit_count",
     "rollout": "heuristic",
     "child_selection_policy": "puct",
+    "prior": "",
+    "prior_temperature": 0.0,
     "seed": None,
 }
 HEURISTIC_PRIOR = 0.5  # PUCT: the prior's weight on the heuristic rule's move (the rest is uniform)
@@ -163,7 +168,9 @@ def search_game(name: str):
     except ValueError as exc:
         raise ValueError(f"{exc} (IS-MCTS)") from None
     # Its functions, not the module: a bot is copied and pickled (workers), a module is not.
-    return types.SimpleNamespace(**{f: getattr(module, f) for f in SEARCH_FUNCTIONS})
+    functions = {f: getattr(module, f) for f in SEARCH_FUNCTIONS}
+    functions.update({f: getattr(module, f, None) for f in OPTIONAL_FUNCTIONS})
+    return types.SimpleNamespace(**functions)
 
 
 def random_action(state, rng: random.Random) -> int:
@@ -214,6 +221,13 @@ def check_options(options: dict) -> dict:
     ):
         if opts[name] not in allowed or type(opts[name]) is not str:
             raise ValueError(f"IS-MCTS option {name}={shown(opts[name])}: choose one of {', '.join(allowed)}")
+    _number("prior_temperature", opts["prior_temperature"], float, 0)
+    if type(opts["prior"]) is not str:
+        raise ValueError(f"IS-MCTS option prior={shown(opts['prior'])}: name a trained bot (a checkpoint)")
+    if opts["rollout"] == "prior" and not opts["prior"]:
+        raise ValueError("IS-MCTS option rollout=prior: give the network too (prior=BOT)")
+    if opts["prior"] and opts["child_selection_policy"] != "puct":
+        raise ValueError("IS-MCTS option prior: the network's priors need child_selection_policy=puct")
     _seed_int(opts["seed"])
     return opts
 
@@ -240,7 +254,7 @@ def parse_options(text: str) -> dict:
                 value = None
             elif key in ("simulations", "max_world_samples", "seed"):
                 value = int(raw)
-            elif key in ("uct_c", "max_time_ms"):
+            elif key in ("uct_c", "max_time_ms", "prior_temperature"):
                 value = float(raw)
             else:
                 value = raw
@@ -266,12 +280,24 @@ class _Edge:
 
 
 class _Node:
-    """An information set of the searching seat (single observer)."""
+    """An information set of the searching seat (single observer); ``prior``: the network's
+    priors at the searcher's own decision here (the same in every world)."""
 
-    __slots__ = ("edges",)
+    __slots__ = ("edges", "prior")
 
     def __init__(self) -> None:
         self.edges: dict[int, _Edge] = {}
+        self.prior: list[float] | None = None
+
+
+class PriorNetwork(Protocol):
+    """What guides a search: a trained network, its scores for every action from a seat's
+    env observation (``training.agents.PolicyAgent`` is one)."""
+
+    def logits(self, observation: np.ndarray) -> np.ndarray: ...
+
+
+VALUE_TEMPERATURE = 0.05  # prior_temperature of a Q-network: its values are rewards (deal points / 100)
 
 
 class ISMCTSBot(SearchAgent):
@@ -284,10 +310,25 @@ class ISMCTSBot(SearchAgent):
 
     name = "ismcts"
 
-    def __init__(self, game: str, **options):
+    def __init__(self, game: str, network: PriorNetwork | None = None, action_values: bool = False, **options):
         self.search_game = search_game(game)
         opts = check_options(options)
         self.options = opts
+        # The network named by ``prior`` (loaded by the caller: ``training.agents.make_agent``
+        # reads checkpoints, this module never does); ``action_values``: its scores are
+        # Q-values (a softmax at VALUE_TEMPERATURE makes them priors), else policy logits.
+        if opts["prior"] and network is None:
+            raise ValueError(
+                f"IS-MCTS option prior={opts['prior']}: the network must be loaded and passed in "
+                "(training.agents.make_agent does it from an agent spec)"
+            )
+        if network is not None and not opts["prior"]:
+            raise ValueError("IS-MCTS: a network was given without the prior option that names it")
+        if network is not None and self.search_game.encoder is None:
+            raise ValueError(f"IS-MCTS option prior: game {game!r} has no observation encoder in its view module")
+        self.network = network
+        self.temperature = float(opts["prior_temperature"]) or (VALUE_TEMPERATURE if action_values else 1.0)
+        self._encode: Callable[[Any, int], np.ndarray] | None = None  # per search: the view's encoder
         # max_time_ms alone (no simulations given) searches until the time is up.
         self.simulations = opts["simulations"] if "simulations" in options or not opts["max_time_ms"] else None
         self.max_time_ms = float(opts["max_time_ms"])
@@ -298,7 +339,9 @@ class ISMCTSBot(SearchAgent):
         self.child_selection_policy = opts["child_selection_policy"]
         self.seed = opts["seed"]
         self._rng = random.Random(_seed_int(self.seed))
-        self._policy = self.search_game.heuristic_action if self.rollout == "heuristic" else random_action
+        self._policy = {"heuristic": self.search_game.heuristic_action, "random": random_action}.get(
+            self.rollout, self._network_action
+        )
         self._memory: dict[int, Any] = {}  # seat -> the search game's memory (new_memory())
         self.last_root: _Node | None = None  # the root of the last search, for inspection
         # Asked between iterations; when it answers True the search ends with what it has
@@ -342,6 +385,8 @@ class ISMCTSBot(SearchAgent):
     def policy_on_view(self, view) -> dict[int, float]:
         if view.current_player != view.seat:
             raise ValueError(f"IS-MCTS: seat {view.seat} is not to act (seat {view.current_player} is)")
+        if self.network is not None:
+            self._encode = self.search_game.encoder(view)
         first = self.search_game.determinize(view, self._rng, self._policy)
         legal = list(first.legal_actions())
         if not legal:
@@ -383,6 +428,7 @@ class ISMCTSBot(SearchAgent):
         terminal, visible, private = game.is_terminal, game.visible, game.private
         policy, rng, c = self._policy, self._rng, self.uct_c
         puct, prior_rule = self.child_selection_policy == "puct", game.heuristic_action
+        guided = self.network is not None
         log, sqrt = math.log, math.sqrt
         node = root
         path = []
@@ -397,6 +443,29 @@ class ISMCTSBot(SearchAgent):
                 if edge is None:
                     edge = edges[action] = _Edge()
                 edge.avail += 1
+            elif guided:  # PUCT over every legal move at once, the network's priors
+                player = state.current_player
+                if player == searcher:  # its information set fixes its observation
+                    if node.prior is None:
+                        node.prior = self._priors(state, legal)
+                    priors = node.prior
+                else:  # another player's hand differs from world to world
+                    priors = self._priors(state, legal)
+                best, candidates = -math.inf, []
+                for a, p in zip(legal, priors):
+                    e = edges.get(a)
+                    if e is None:
+                        e = edges[a] = _Edge()
+                    e.avail += 1
+                    # an untried move is valued 0 (rewards are zero-sum: an even result)
+                    value = (e.total / e.visits if e.visits else 0.0) + c * p * sqrt(e.avail) / (1 + e.visits)
+                    if value > best + TIE_TOLERANCE:
+                        best, candidates = value, [a]
+                    elif value > best - TIE_TOLERANCE:
+                        candidates.append(a)
+                        best = max(best, value)
+                action = candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
+                edge = edges[action]
             else:
                 untried = [a for a in legal if a not in edges]
                 if untried:
@@ -448,6 +517,22 @@ class ISMCTSBot(SearchAgent):
         for edge, player in path:
             edge.visits += 1
             edge.total += rewards[player]
+
+    def _priors(self, state, legal: list[int]) -> list[float]:
+        """The network's priors over ``legal`` for the player to act in ``state``: a softmax of
+        its scores at ``self.temperature``, from that player's observation of this world."""
+        assert self._encode is not None and self.network is not None  # a guided search
+        scores = self.network.logits(self._encode(state, state.current_player))[legal] / self.temperature
+        weights = np.exp(scores - scores.max())
+        return (weights / weights.sum()).tolist()
+
+    def _network_action(self, state, rng=None) -> int:
+        """``rollout=prior``: the network's favourite legal move for the player to act."""
+        legal = state.legal_actions()
+        if len(legal) == 1:
+            return legal[0]
+        assert self._encode is not None and self.network is not None  # rollout=prior needs prior=
+        return legal[int(np.argmax(self.network.logits(self._encode(state, state.current_player))[legal]))]
 
     def _final_policy(self, root: _Node, legal) -> dict[int, float]:
         edges = {a: root.edges[a] for a in legal if a in root.edges and root.edges[a].visits > 0}

@@ -173,6 +173,61 @@ _SCALARS = {n: struct.Struct(f"={OTHERS - CRANK_COUNT + (n - 1) * SLOT_SIZE}f") 
 _ABSENT_SLOTS = {n: bytes(4 * (MAX_OTHERS - n + 1) * SLOT_SIZE) for n in range(2, 6)}
 
 
+def encode(game: CraitsGame, seat: int, obs: np.ndarray) -> None:
+    """Write ``seat``'s observation of ``game`` into ``obs`` (float32, ``OBS_SIZE``): the env's
+    encoder, also used on the sampled worlds of a network-guided search (``envs.craits.view``)."""
+    n = game.num_players
+    phase = game.phase_id
+    hands = game.hand_bits
+    # HAND and SEEN: 104 bits, 13 bytes
+    bits = (hands[seat] if phase != BLIND_SUIT else 0) | game.discard_bits << 52
+    parts = [_BYTE_BITS[byte] for byte in bits.to_bytes(13, "little")]
+    parts.append(_TOP_ONE_HOT[game.discard[-1]])
+    parts.append(_SUIT_PHASE[game.suit_id][phase])
+    deals = game.rules.deals
+    pressures, lose_turn, announced = game.pressures, game.lose_turn, game.announced
+    partner = (seat + 2) % 4 if game.rules.partnership else None  # game.partner(seat), without the call
+    # Game scores / 100, clipped to ±10: pressure penalties double without bound, and one
+    # huge input would swamp the others.
+    score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in game.totals]
+    values = [
+        game.crank / 10.0,
+        game.direction == 1,
+        len(game.stock) / 52.0,
+        game.deal_index / len(deals),
+        deals[game.deal_index] / 8.0,
+        # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
+        hands[seat].bit_count() / 10.0,
+        score[seat],
+        pressures[seat] / 10.0,
+        lose_turn[seat],
+    ]
+    for other in _SLOT_SEATS[n][seat]:
+        size = hands[other].bit_count()
+        # PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN
+        values += (
+            1.0,
+            size / 10.0,
+            size == 1,
+            announced[other],
+            other == partner,
+            score[other],
+            pressures[other] / 10.0,
+            lose_turn[other],
+        )
+    parts.append(_SCALARS[n].pack(*values))
+    parts.append(_ABSENT_SLOTS[n])
+    data = b"".join(parts)
+    if obs.dtype is _F32:
+        try:
+            # a plain copy; numpy's stubs make an ndarray a Buffer only from Python 3.12 on:
+            memoryview(obs).cast("B")[:] = data  # type: ignore[arg-type]  # a Buffer at run time
+            return
+        except TypeError:  # not contiguous (or read-only: numpy's own error below)
+            pass
+    obs[:] = np.frombuffer(data, np.float32)
+
+
 class raw_env(CardGameEnv):
     metadata = {**CardGameEnv.metadata, "name": "craits_v0"}
     game: CraitsGame  # None until reset()
@@ -247,57 +302,7 @@ class raw_env(CardGameEnv):
         return rewards
 
     def _encode(self, seat: int, obs: np.ndarray) -> None:
-        game = self.game
-        n = game.num_players
-        phase = game.phase_id
-        hands = game.hand_bits
-        # HAND and SEEN: 104 bits, 13 bytes
-        bits = (hands[seat] if phase != BLIND_SUIT else 0) | game.discard_bits << 52
-        parts = [_BYTE_BITS[byte] for byte in bits.to_bytes(13, "little")]
-        parts.append(_TOP_ONE_HOT[game.discard[-1]])
-        parts.append(_SUIT_PHASE[game.suit_id][phase])
-        deals = game.rules.deals
-        pressures, lose_turn, announced = game.pressures, game.lose_turn, game.announced
-        partner = (seat + 2) % 4 if game.rules.partnership else None  # game.partner(seat), without the call
-        # Game scores / 100, clipped to ±10: pressure penalties double without bound, and one
-        # huge input would swamp the others.
-        score = [-10.0 if s < -1000 else 10.0 if s > 1000 else s / 100.0 for s in game.totals]
-        values = [
-            game.crank / 10.0,
-            game.direction == 1,
-            len(game.stock) / 52.0,
-            game.deal_index / len(deals),
-            deals[game.deal_index] / 8.0,
-            # OWN: OWN_HAND_SIZE, OWN_SCORE, OWN_PRESSURE, OWN_LOSES_TURN
-            hands[seat].bit_count() / 10.0,
-            score[seat],
-            pressures[seat] / 10.0,
-            lose_turn[seat],
-        ]
-        for other in _SLOT_SEATS[n][seat]:
-            size = hands[other].bit_count()
-            # PRESENT, HAND_SIZE, ONE_CARD, ANNOUNCED, PARTNER, SCORE, PRESSURE, LOSES_TURN
-            values += (
-                1.0,
-                size / 10.0,
-                size == 1,
-                announced[other],
-                other == partner,
-                score[other],
-                pressures[other] / 10.0,
-                lose_turn[other],
-            )
-        parts.append(_SCALARS[n].pack(*values))
-        parts.append(_ABSENT_SLOTS[n])
-        data = b"".join(parts)
-        if obs.dtype is _F32:
-            try:
-                # a plain copy; numpy's stubs make an ndarray a Buffer only from Python 3.12 on:
-                memoryview(obs).cast("B")[:] = data  # type: ignore[arg-type]  # a Buffer at run time
-                return
-            except TypeError:  # not contiguous (or read-only: numpy's own error below)
-                pass
-        obs[:] = np.frombuffer(data, np.float32)
+        encode(self.game, seat, obs)
 
 
 def env(**kwargs):

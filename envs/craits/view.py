@@ -19,15 +19,22 @@ directly off the engine of a sampled world, so rollouts play as the heuristic pl
 in a crank play a 2 before an A; otherwise shed the card worth most points, keeping 8s and
 9s while more than two cards are left and cards of a suit to follow, and hit a next player
 about to go out with a 2, 4, 5 or 7; name the suit held most; always announce.
+
+``encoder(view)`` gives any player's env observation in a sampled world, for a search
+guided by a network.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..aec import versus_others
 from ..cards import FULL_DECK, SUIT_BITS, bits_to_cards
 from .bot import crank_choice, next_player_kind, play_choice, suit_choice
+from .env import OBS_SIZE, encode
 from .game import BLIND_SUIT, CRANK, NAME_SUIT, CraitsGame, _points
 from .rules import Rules
 
@@ -171,6 +178,19 @@ def determinize(v: CraitsView, rng, policy=None) -> CraitsGame:
     g.current_player = v.current_player
     g._legal = None
     return g
+
+
+def encoder(v: CraitsView) -> Callable[[CraitsGame, int], np.ndarray]:
+    """``encode(state, player)``: ``player``'s env observation in a world sampled from ``v``
+    (the engine alone makes it: a Craits observation needs no memory), for the network
+    that guides a search (``envs.search``)."""
+
+    def encode_world(state: CraitsGame, player: int) -> np.ndarray:
+        obs = np.empty(OBS_SIZE, np.float32)
+        encode(state, player, obs)
+        return obs
+
+    return encode_world
 
 
 def is_terminal(state: CraitsGame) -> bool:

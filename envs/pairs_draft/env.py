@@ -216,6 +216,9 @@ class raw_env(CardGameEnv):
 
     def _start_episode(self) -> None:
         super()._start_episode()
+        self._start_memory()
+
+    def _start_memory(self) -> None:
         # Per-seat draft memory, updated only when a pick step completes: the packs this
         # seat passed in the last three picks (now at the seats 1, 2, 3 to the left), as it
         # passed them, and the cards it knows the others picked.

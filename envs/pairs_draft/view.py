@@ -53,11 +53,14 @@ them (a simpler rule, "pair if possible, else the lowest", misjudged draft picks
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+
+import numpy as np
 
 from ..aec import versus_others
 from .bot import draft_choice, play_choice, read_round
-from .env import INSTANT_WIN_BONUS, REWARD_SCALE
+from .env import INSTANT_WIN_BONUS, OBS_SIZE, REWARD_SCALE, raw_env
 from .game import (
     DECK_COUNTS,
     DRAFT_PICKS,
@@ -396,6 +399,29 @@ def determinize(v: PairsView, rng, policy) -> PairsDraftGame:
 
 
 # ------------------------------------------------------------------ search hooks
+def encoder(v: PairsView) -> Callable[[PairsDraftGame, int], np.ndarray]:
+    """``encode(state, player)``: ``player``'s env observation in a world sampled from ``v``,
+    for the network that guides a search (``envs.search``). The env's observation holds a
+    seat's draft memory (``PASSED_PACKS``, ``OTHERS_PICKS``): the searcher's is its memory
+    at the root (``v.passed``, ``v.known_picks``), the other seats' is unknown and left
+    empty, and neither is brought up to date as the tree's picks go on (a prior, not the
+    game's record)."""
+    env = raw_env()
+    env._start_memory()
+    for k, counts in v.passed:
+        env._passed[v.seat, k - 1] = counts
+    env._others_picks[v.seat] = v.known_picks
+
+    def encode_world(state: PairsDraftGame, player: int) -> np.ndarray:
+        env.game = state
+        env._public_key = None  # the row cache is keyed by the step, and each world differs
+        obs = np.empty(OBS_SIZE, np.float32)
+        env._encode(player, obs)
+        return obs
+
+    return encode_world
+
+
 def is_terminal(state: PairsDraftGame) -> bool:
     return state._phase == "over"
 

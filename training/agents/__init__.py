@@ -14,7 +14,7 @@ import numpy as np
 
 from envs.agent import SearchAgent
 from envs.engine import shown
-from envs.search import ISMCTSBot
+from envs.search import ISMCTSBot, parse_options
 from training.agents.checkpoint import check_compatible
 from training.agents.exported import load_exported
 from training.agents.folders import agent_folder, is_exported
@@ -108,6 +108,19 @@ AGENT_SPECS = (
 )
 
 
+def prior_network(spec: str, env) -> PolicyAgent:
+    """The network a search's ``prior=`` names: a checkpoint folder (or a shipped bot's
+    name) made for ``env``'s game and rules, loaded as weights (``policy.npz``)."""
+    folder = agent_folder(spec)
+    if spec.startswith("onnx:") or is_exported(folder) or not Path(folder).is_dir():
+        raise ValueError(
+            f"IS-MCTS option prior={shown(spec)}: name a checkpoint folder or a shipped bot (e.g. prior=craits)"
+        )
+    network = PolicyAgent(folder, name=spec)
+    check_compatible(network.meta, env, where=f"{Path(spec)} (the IS-MCTS prior)")
+    return network
+
+
 def make_agent(spec: str, env, seed=None, deterministic: bool = True):
     """An agent from its spec, checked against ``env`` (an ``EnvHandle``): ``random``,
     ``heuristic``, ``human``, ``ismcts`` (with options: ``ismcts:simulations=1000,uct_c=1.4``),
@@ -119,7 +132,11 @@ def make_agent(spec: str, env, seed=None, deterministic: bool = True):
     if spec == "heuristic":
         return env.spec.heuristic(env.raw)
     if spec == "ismcts" or spec.startswith("ismcts:"):  # information-set search (envs.search)
-        options = {} if "seed=" in spec else {"seed": seed}  # a seed in the spec wins
+        options: dict = {} if "seed=" in spec else {"seed": seed}  # a seed in the spec wins
+        prior = parse_options(spec.partition(":")[2]).get("prior")
+        if prior:  # a search guided by a trained network: the checkpoint it names, checked
+            network = prior_network(prior, env)
+            options.update(network=network, action_values=network.meta.get("action_selection") == "masked_argmax")
         return ISMCTSBot.from_spec(spec, env.id, **options)
     if spec == "human":  # a person at the terminal; it takes the seat that first asks it to move
         return HumanAgent(env.raw)

@@ -1,0 +1,184 @@
+"""IS-MCTS guided by a trained network (``ismcts:prior=BOT``): the priors come from each
+player's env observation of the sampled world, so the encoder must give the searcher
+exactly its real observation and must never see a card the seat can't; the options and the
+agent spec refuse what can't work, naming it."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import numpy as np
+import pytest
+from test_search import craits_positions, craits_swapped, pairs_positions, pairs_swapped
+
+from envs.search import ISMCTSBot, search_game
+from training.agents import make_agent, prior_network
+from training.common.games import EnvHandle
+
+SIMS = 30
+
+
+@pytest.fixture(scope="module")
+def craits():
+    return EnvHandle("craits_v0")
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return EnvHandle("pairs_draft_v0")
+
+
+def guided(handle, bot: str, **options) -> ISMCTSBot:
+    network = prior_network(bot, handle)
+    values = network.meta.get("action_selection") == "masked_argmax"
+    return ISMCTSBot(handle.id, network=network, action_values=values, prior=bot, **options)
+
+
+@pytest.mark.parametrize("env_id", ["craits_v0", "pairs_draft_v0"])
+def test_the_searchers_world_observation_is_its_env_observation(env_id):
+    """In every world sampled from a seat's view, the encoder gives the seat the very
+    observation the env gives it (the Pairs Draft draft memory included)."""
+    handle = EnvHandle(env_id)
+    env, game = handle.raw, search_game(env_id)
+    checked = 0
+    for seed in range(2):
+        env.reset(seed=seed)
+        rng = random.Random(seed)
+        memory = {}
+        for agent in env.agent_iter():
+            obs, _, termination, truncation, _ = env.last()
+            if termination or truncation or checked > 600:
+                break
+            seat = env.agent_name_mapping[agent]
+            view = game.view(env.game, seat, memory.setdefault(seat, game.new_memory()))
+            encode = game.encoder(view)
+            for _ in range(2):
+                world = game.determinize(view, rng, game.heuristic_action)
+                np.testing.assert_array_equal(encode(world, seat), obs["observation"])
+            checked += 1
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[rng.randrange(len(legal))]))
+    assert checked > 100
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_craits_guided_search_is_blind_to_hidden_cards(craits, index):
+    game = craits_positions()[index]
+    seat = game.current_player
+    rng = random.Random(index)
+    moves, stats = set(), set()
+    for g in (game, craits_swapped(game, seat, rng), craits_swapped(game, seat, rng)):
+        bot = guided(craits, "craits_dqn", simulations=SIMS, seed=7)
+        moves.add(bot.act_on(g, seat))
+        stats.add(tuple(sorted(bot.root_stats().items())))
+    assert len(moves) == 1 and len(stats) == 1
+
+
+def test_pairs_guided_search_is_blind_to_hidden_cards(pairs):
+    rng = random.Random(5)
+    network = prior_network("pairs_draft", pairs)
+    for game, seat, watcher in pairs_positions(seed=2):
+        results = set()
+        for g in (game, pairs_swapped(game, seat, rng), pairs_swapped(game, seat, rng)):
+            bot = ISMCTSBot("pairs_draft", network=network, action_values=True, prior="pairs_draft", simulations=SIMS)
+            bot._memory = copy.deepcopy(watcher._memory)  # what the seat remembers of the draft
+            bot._rng = random.Random(11)
+            move = bot.act_on(g, seat)
+            results.add((move, tuple(sorted(bot.root_stats().items()))))
+        assert len(results) == 1, (game.phase, game.pick_index, game.round_index)
+
+
+class Favourite:
+    """A network that scores one action far above the rest, wherever it is legal."""
+
+    def __init__(self, action: int, size: int):
+        self.action, self.size, self.seen = action, size, []
+
+    def logits(self, observation):
+        self.seen.append(np.array(observation))
+        scores = np.zeros(self.size, np.float32)
+        scores[self.action] = 10.0
+        return scores
+
+
+def test_the_priors_steer_the_search_and_see_only_worlds(craits):
+    game = craits_positions()[3]
+    seat = game.current_player
+    legal = game.legal_actions()
+    assert len(legal) > 1
+    for favourite in legal[:2]:
+        network = Favourite(favourite, 109)
+        bot = ISMCTSBot("craits", network=network, prior="test", simulations=8, seed=0)
+        assert bot.act_on(game, seat) == favourite  # a strong prior wins at a small budget
+        visits = bot.root_stats()
+        assert visits[favourite][0] == max(v for v, _ in visits.values())
+        # every observation the network saw: the seat's own hand is the real one, and the
+        # other seats' observations (their hands) differ between worlds, as sampled
+        own = [o for o in network.seen if np.array_equal(o[:52], _bits(game.hand_bits[seat]))]
+        assert own, "the searcher's own observation was asked"
+
+
+def _bits(hand: int) -> np.ndarray:
+    return np.array([(hand >> c) & 1 for c in range(52)], np.float32)
+
+
+def test_the_spec_loads_the_named_checkpoint(craits, pairs):
+    bot = make_agent("ismcts:prior=craits_dqn,simulations=20", craits, seed=3)
+    assert isinstance(bot, ISMCTSBot) and bot.network is not None
+    assert bot.temperature == pytest.approx(0.05)  # a Q-network: its values at VALUE_TEMPERATURE
+    assert make_agent("ismcts:prior=craits_ppo,simulations=20", craits).temperature == 1.0  # policy logits
+    assert make_agent("ismcts:prior=craits_dqn,prior_temperature=0.2", craits).temperature == 0.2
+    env = craits.raw
+    env.reset(seed=4)
+    for agent in env.agent_iter():
+        obs, _, termination, truncation, _ = env.last()
+        if termination or truncation or env.game.deal_index > 0:
+            break
+        seat = env.agent_name_mapping[agent]
+        env.step(bot.act_on(env.game, seat) if seat == 0 else int(np.flatnonzero(obs["action_mask"])[0]))
+    assert env.game.deal_index > 0  # a whole deal played
+    with pytest.raises(
+        ValueError, match=r"pairs_draft \(the IS-MCTS prior\) does not fit.*trained for pairs_draft_v0, not craits_v0"
+    ):
+        make_agent("ismcts:prior=pairs_draft", craits)
+    with pytest.raises(ValueError, match="prior='no_such_bot'"):
+        make_agent("ismcts:prior=no_such_bot", craits)
+    assert make_agent("ismcts:prior=pairs_draft,simulations=5", pairs).network is not None
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"rollout": "prior"}, "rollout=prior: give the network too"),
+        ({"prior": "craits", "child_selection_policy": "uct"}, "need child_selection_policy=puct"),
+        ({"prior": "craits"}, "the network must be loaded and passed in"),
+        ({"prior_temperature": -1.0}, "prior_temperature=-1.0"),
+        ({"prior": 3}, "prior=3"),
+    ],
+)
+def test_bad_guided_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        ISMCTSBot("craits", **options)
+
+
+def test_a_network_without_its_prior_option_or_encoder_is_refused():
+    with pytest.raises(ValueError, match="without the prior option"):
+        ISMCTSBot("craits", network=Favourite(0, 109))
+
+
+def test_network_rollouts_play_a_game_legally(pairs):
+    bot = make_agent("ismcts:prior=pairs_draft,rollout=prior,simulations=10", pairs, seed=1)
+    game = pairs.raw
+    game.reset(seed=2)
+    moves = 0
+    for agent in game.agent_iter():
+        obs, _, termination, truncation, _ = game.last()
+        if termination or truncation:
+            break
+        seat = game.agent_name_mapping[agent]
+        action = bot.act_on(game.game, seat) if seat == 1 else int(np.flatnonzero(obs["action_mask"])[-1])
+        assert obs["action_mask"][action]
+        game.step(action)
+        moves += 1
+    assert game.game.phase == "over" and moves > 40
