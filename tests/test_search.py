@@ -586,3 +586,74 @@ def test_the_search_cost_benchmark_runs(capsys):
     module.main(["--strength", "pairs_draft", "--sets", "1", "--spec", "ismcts:simulations=2"])
     out = capsys.readouterr().out
     assert out.count("ms/move") == 1 and out.count("win share") >= 4
+
+
+# ------------------------------------------------------- what play revealed (Craits)
+def _outside(game_or_view, hand: int, seat: int) -> int:
+    return (hand & ~game_or_view.voids[seat]).bit_count()
+
+
+@pytest.mark.parametrize("rules", [Rules(deals=[8, 7]), Rules.preset("create", deals=[8, 7])])
+def test_craits_revealed_voids_hold_throughout_play(rules):
+    """A player who drew held none of the cards it could play: the engine records them
+    (``voids``) and the cards drawn since (``fresh``); at every point of play at least
+    (hand size - fresh) of its cards lie outside its voids, and a draw records exactly the
+    cards that were legal to play."""
+    rng = random.Random(3)
+    seen_draws = 0
+    for seed in range(4):
+        game = CraitsGame(rules, 4, seed=seed)
+        while not game.game_over:
+            legal = game.legal_actions()
+            seat, phase = game.current_player, game.phase_id
+            before = game.copy()
+            action = rng.choice(legal)
+            game.apply(action)
+            if action == 104 and not game.deal_over and game.deal_index == before.deal_index:
+                seen_draws += 1
+                if phase == CRANK:
+                    assert game.voids[seat] == (0xF | 0xF0)  # the A and the 2 of every suit
+                else:  # no card of the void was in the hand, and every card of it was playable
+                    assert before.hand_bits[seat] & game.voids[seat] == 0
+                    probe = before.copy()
+                    for card in bits_to_cards(game.voids[seat]):
+                        probe.hand_bits[seat] = 1 << card
+                        probe._legal = None
+                        assert card in probe.legal_actions(), card
+            if game.deal_over or game.game_over:
+                continue
+            for s in range(4):
+                size = game.hand_bits[s].bit_count()
+                assert _outside(game, game.hand_bits[s], s) >= size - game.fresh[s]
+    assert seen_draws > 50
+
+
+def test_craits_determinizations_respect_revealed_voids():
+    rng = random.Random(1)
+    checked = 0
+    for seed in range(3):
+        game = CraitsGame(Rules(deals=[8]), 4, seed=seed)
+        while not game.game_over:
+            seat = game.current_player
+            if any(game.voids[s] and game.hand_bits[s].bit_count() > game.fresh[s] for s in range(4) if s != seat):
+                v = craits_view.view(game, seat)
+                for _ in range(5):
+                    world = craits_view.determinize(v, rng)
+                    for s in range(4):
+                        size = world.hand_bits[s].bit_count()
+                        assert size == game.hand_bits[s].bit_count()
+                        if s != seat:
+                            assert _outside(world, world.hand_bits[s], s) >= size - world.fresh[s]
+                checked += 1
+            game.apply(rng.choice(game.legal_actions()))
+    assert checked > 20
+    # a player that drew holding one card and drew nothing since holds none of its void
+    game = CraitsGame.from_position(
+        Rules(), [["7H", "2C", "9S"], ["KD"], ["3C", "8D", "TD"]], top="5H", stock=["QS", "JS", "4C"], to_play=1
+    )
+    game.apply(104)  # seat 1 can't follow the 5 of hearts: it draws one
+    assert game.voids[1] and game.fresh[1] == 1
+    v = craits_view.view(game, game.current_player)
+    for _ in range(20):
+        world = craits_view.determinize(v, rng)
+        assert _outside(world, world.hand_bits[1], 1) >= 1  # KD, or anything not playable on 5H

@@ -136,6 +136,11 @@ class CraitsGame(GameEngine):
         self.stalled_draws = 0
         self.deal_actions = 0
         self.someone_out = False  # once set, the deal ends as soon as no crank runs (1.7)
+        # What play revealed, public: a player who drew held none of the cards it could have
+        # played (1.4), and has drawn ``fresh`` cards since; so at least (hand size − fresh) of
+        # the cards it holds are none of ``voids`` (its last such draw only). For the search.
+        self.voids = [0] * n
+        self.fresh = [0] * n
         # position -> times seen; counted only once the deal reshuffled
         self.positions: dict[tuple, int] | None = None
 
@@ -198,6 +203,7 @@ class CraitsGame(GameEngine):
             got += 1
         if got:
             self.announced[seat] = False
+            self.fresh[seat] += got
         self.events.append(("draw", seat, got))
         return got
 
@@ -297,6 +303,11 @@ class CraitsGame(GameEngine):
             self.phase_id = PLAY
             self._pass_turn()
         elif action == DRAW:
+            if self.phase_id == CRANK:
+                self.voids[seat] = CRANK_BITS
+            else:
+                self.voids[seat] = SUIT_BITS[self.suit_id] | RANK_BITS[self.discard[-1] >> 2] | WILD_BITS
+            self.fresh[seat] = 0
             got = self._draw(seat, self.crank if self.phase_id == CRANK else 1)
             self.crank = 0
             self.phase_id = PLAY
@@ -420,6 +431,8 @@ class CraitsGame(GameEngine):
             "lose_turn",
             "deal_pressure",
             "events",
+            "voids",
+            "fresh",
         ):
             setattr(new, name, list(getattr(self, name)))
         if self.positions is not None:

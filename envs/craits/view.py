@@ -9,10 +9,13 @@ top card. The engine's random generator, its seed and its repetition record hold
 cards or future deals and are not copied.
 
 ``determinize(view, rng)`` deals the unseen cards (not in the own hand, not in the
-discard pile) uniformly at random: every other hand at its known size, the rest is the
-stock in random order (a position set up with ``from_position`` may hold fewer cards than
-the deck: the cards left over are then out of play). A later reshuffle and the next deal draw on the search's own
-generator. Voids that play revealed are not used.
+discard pile) at random: every other hand at its known size, the rest is the stock in
+random order (a position set up with ``from_position`` may hold fewer cards than the deck:
+the cards left over are then out of play). A later reshuffle and the next deal draw on the
+search's own generator. What play revealed is used: a player who drew held none of the
+cards it could have played (a crank's A and 2, or the top's suit and rank and the 8s and
+9s), so at least (hand size − cards drawn since) of its cards are dealt from outside that
+set (the engine keeps it: ``voids``, ``fresh``; the latest such draw per player).
 
 ``heuristic_action(state, rng)`` is the heuristic bot's rule (``envs.craits.bot``) read
 directly off the engine of a sampled world, so rollouts play as the heuristic players do:
@@ -71,6 +74,8 @@ class CraitsView:
     hand_sizes: tuple
     stock_size: int
     own_hand: int | None
+    voids: tuple  # per seat, the cards it showed it did not hold at its last draw (bit sets)
+    fresh: tuple  # per seat, the cards it drew since
 
     @property
     def unseen(self) -> int:
@@ -119,25 +124,44 @@ def view(game: CraitsGame, seat: int, memory=None) -> CraitsView:
         hand_sizes=tuple(game.hand_size(s) for s in range(game.num_players)),
         stock_size=len(game.stock),
         own_hand=None if blind else game.hand_bits[seat],
+        voids=tuple(game.voids),
+        fresh=tuple(game.fresh),
     )
 
 
 def determinize(v: CraitsView, rng, policy=None) -> CraitsGame:
     """A whole engine consistent with ``v``: the unseen cards dealt at random to the other
-    hands (at their sizes) and the stock; the seat's own hand as it is."""
+    hands (at their sizes) and the stock, each hand holding at least (size − fresh) cards
+    outside its revealed voids; the seat's own hand as it is."""
     unseen = bits_to_cards(v.unseen)
     rng.shuffle(unseen)
     hands = []
+    held = [0] * v.num_players  # the cards dealt first to hands that revealed a void
+    for seat, size in enumerate(v.hand_sizes):
+        need = size - v.fresh[seat]
+        if not v.voids[seat] or need <= 0 or (seat == v.seat and v.own_hand is not None):
+            continue
+        void, picked = v.voids[seat], []
+        for i, card in enumerate(unseen):
+            if not void >> card & 1:
+                picked.append(i)
+                if len(picked) == need:
+                    break
+        if len(picked) < need:  # not enough cards outside the void (a position set up by hand)
+            continue
+        for i in reversed(picked):
+            held[seat] |= 1 << unseen.pop(i)
     at = 0
     for seat, size in enumerate(v.hand_sizes):
         if seat == v.seat and v.own_hand is not None:
             hands.append(v.own_hand)
             continue
-        bits = 0
-        for card in unseen[at : at + size]:
+        bits = held[seat]
+        rest = size - bits.bit_count()
+        for card in unseen[at : at + rest]:
             bits |= 1 << card
         hands.append(bits)
-        at += size
+        at += rest
     stock = unseen[at : at + v.stock_size]  # a position set up by hand (from_position) may leave cards out
     if len(stock) != v.stock_size:
         raise AssertionError(f"inconsistent view: {len(stock)} cards left for a stock of {v.stock_size}")
@@ -174,6 +198,8 @@ def determinize(v: CraitsView, rng, policy=None) -> CraitsGame:
     g.stalled_draws = v.stalled_draws
     g.deal_actions = v.deal_actions
     g.someone_out = v.someone_out
+    g.voids = list(v.voids)
+    g.fresh = list(v.fresh)
     g.positions = {} if v.reshuffled else None  # earlier positions held hidden cards: not known
     g.current_player = v.current_player
     g._legal = None
