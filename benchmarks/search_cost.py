@@ -77,13 +77,26 @@ def play(env, heuristic, bot, bot_seat: int, seed: int, on_search=None, max_sear
     return True
 
 
-def cost(games, simulations, rollouts, moves: int, seed: int) -> None:
+def search_bot(game: str, spec: str, seed):
+    """The bot of an ``ismcts`` spec; one naming a ``prior`` network is loaded through
+    ``training.agents.make_agent`` (which reads the checkpoint)."""
+    if "prior=" not in spec:
+        return ISMCTSBot.from_spec(spec, game, seed=seed)
+    from training.agents import make_agent
+    from training.common.games import EnvHandle
+
+    return make_agent(spec, EnvHandle(game), seed=seed)
+
+
+def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = False) -> None:
     print(f"{'game':<12} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}")
     for game in games:
         env, heuristic = make_env(game)
         for rollout in rollouts:
             for sims in simulations:
-                bot = ISMCTSBot(game, simulations=sims, rollout=rollout, seed=seed)
+                # guided: the game's shipped bot (named as the game) gives the priors
+                prior = f",prior={game}" if guided else ""
+                bot = search_bot(game, f"ismcts:simulations={sims},rollout={rollout}{prior}", seed)
                 times = []
                 want = max(1, moves if sims < 10_000 else min(moves, 3))
                 game_seed = seed
@@ -105,7 +118,7 @@ def strength(game: str, sets: int, spec: str, seed: int, deals) -> None:
     for index in range(sets):
         wins = rewards = 0.0
         for seat in range(seats):
-            bot = ISMCTSBot.from_spec(spec, game, seed=[seed, index, seat])
+            bot = search_bot(game, spec, [seed, index, seat])
             total = {"r": 0.0}
             env.reset(seed=seed + index)
             bot.reset()
@@ -156,6 +169,9 @@ def main(argv=None) -> None:
         default=20,
         help="cost: searched moves timed per row (at most 3 for 10,000 simulations or more)",
     )
+    parser.add_argument(
+        "--guided", action="store_true", help="cost: the search guided by the game's shipped bot (prior=GAME)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strength", choices=GAMES, help="play duplicate matches against the heuristic instead")
     parser.add_argument("--sets", type=int, default=10, help="strength: duplicate sets (deal seeds)")
@@ -178,7 +194,8 @@ def main(argv=None) -> None:
     for g in games:
         if g not in GAMES:
             parser.error(f"unknown game {g!r}: choose from {', '.join(GAMES)}")
-    cost(games, [int(s) for s in args.simulations.split(",")], args.rollouts.split(","), args.moves, args.seed)
+    simulations = [int(s) for s in args.simulations.split(",")]
+    cost(games, simulations, args.rollouts.split(","), args.moves, args.seed, args.guided)
 
 
 if __name__ == "__main__":

@@ -154,6 +154,7 @@ DEFAULTS = {
     "prior_temperature": 0.0,
     "seed": None,
 }
+GUIDED_SIMULATIONS = 200  # a guided search's default budget: under 250 ms a move on one core (docs/search.md)
 HEURISTIC_PRIOR = 0.5  # PUCT: the prior's weight on the heuristic rule's move (the rest is uniform)
 UNLIMITED_NUM_WORLD_SAMPLES = -1
 TIE_TOLERANCE = 1e-5
@@ -210,6 +211,8 @@ def check_options(options: dict) -> dict:
             f"unknown IS-MCTS option {', '.join(map(shown, unknown))}: the options are {', '.join(DEFAULTS)}"
         )
     opts = {**DEFAULTS, **options}
+    if options.get("prior") and "simulations" not in options:
+        opts["simulations"] = GUIDED_SIMULATIONS
     _number("simulations", opts["simulations"], int, 1)
     _number("max_time_ms", opts["max_time_ms"], float, 0)
     _number("uct_c", opts["uct_c"], float, 0)

@@ -542,8 +542,26 @@ def test_a_checkpoint_for_other_rules_is_refused_at_start():
     assert start(server, players=4)["type"] == "ready"
 
 
+def test_a_guided_search_serves_its_visits_and_checks_its_network():
+    server = BotServer("ismcts:prior=pairs_draft,simulations=30")
+    assert start(server, "pairs_draft_v0", players=4, seat=0, options={"seed": 3})["type"] == "ready"
+    server.handle(
+        {"type": "update", "events": [{"event": "deal", "start_player": 0, "pack": list(range(1, 11)) + [5]}]}
+    )
+    move = server.handle({"type": "act", "legal": [f"pick {n}" for n in range(1, 11)]})
+    assert move["score_kind"] == "visits" and sum(move["scores"].values()) == 30
+    server.handle({"type": "stop"})
+    reply = start(server, "craits_v0", players=4, seat=0)  # a Pairs Draft network can't guide Craits
+    assert reply["type"] == "error" and "trained for pairs_draft_v0" in reply["error"]
+
+
 def test_bad_agents_and_games_are_refused_at_once():
-    for spec, words in (("human", "terminal"), ("nobody", "unknown agent"), ("ismcts:simulations=-1", "simulations")):
+    for spec, words in (
+        ("human", "terminal"),
+        ("nobody", "unknown agent"),
+        ("ismcts:simulations=-1", "simulations"),
+        ("ismcts:prior=nobody", "prior='nobody': no such checkpoint"),
+    ):
         with pytest.raises(ValueError, match=words):
             BotServer(spec)
     server = BotServer("random", env_id="pairs_draft_v0")

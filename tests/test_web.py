@@ -30,6 +30,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 and warns about 
     from starlette.testclient import TestClient
 
 from envs.engine import shown
+from envs.search import GUIDED_SIMULATIONS
 from training import shipped as shipping
 from training.common.games import EnvHandle
 from training.frontends import web
@@ -360,8 +361,26 @@ def test_bots_are_listed_from_the_folders_given(tmp_path):
     root = (tmp_path / "mine").as_posix()
     shipped = {b: found.pop(b) for b in shipping.bot_names()}  # listed first, by name, wherever the app runs
     assert all(bot["kind"] == "shipped" for bot in shipped.values()) and shipped["craits"]["env"] == "craits_v0"
+    guided = {b: found.pop(f"ismcts:prior={b}") for b in shipping.bot_names()}  # each with its guided search
+    assert all(bot["kind"] == "search" for bot in guided.values()) and guided["pairs_draft"]["env"] == "pairs_draft_v0"
     assert set(found) == {f"{root}/craits", f"onnx:{root}/export"}
     assert found[f"onnx:{root}/export"]["env"] == "pairs_draft_v0" and found[f"{root}/craits"]["kind"] == "checkpoint"
+
+
+def test_a_guided_search_plays_and_its_network_must_be_offered(tmp_path):
+    handle = EnvHandle("craits_v0")
+    bot = web.seat_bot("ismcts:prior=craits", handle, seed=1, offered={"craits"})
+    assert bot.network is not None and bot.simulations == GUIDED_SIMULATIONS and bot.max_time_ms == web.MOVE_TIME_MS
+    # a network that is not offered loads if it can, else one message whatever the reason
+    copy = tmp_path / "copy"
+    shutil.copytree(shipping.bot_folder("craits_dqn"), copy)
+    assert web.seat_bot(f"ismcts:prior={copy.as_posix()}", handle, seed=1).network is not None
+    for prior in ("/etc", "/nonexistent", "pairs_draft"):
+        with pytest.raises(ValueError) as error:
+            web.seat_bot(f"ismcts:prior={prior}", handle, seed=1, offered={"pairs_draft"} - {prior})
+        assert str(error.value) == web.NOT_OFFERED
+    with pytest.raises(ValueError, match="simulations=200000 is over"):
+        web.seat_bot("ismcts:prior=craits,simulations=200000", handle, seed=1, offered={"craits"})
 
 
 def test_the_number_of_games_is_capped():

@@ -46,8 +46,8 @@ import numpy as np
 from envs.agent import SearchAgent
 from envs.engine import clipped
 from envs.protocol import ProtocolError, ProtocolReporter, ProtocolTable, fields, integer, json_list, json_type, quoted
-from envs.search import ISMCTSBot
-from envs.spec import GameSpec, default_game, discover, spec_of
+from envs.search import parse_options
+from envs.spec import GameSpec, discover, spec_of
 from training.agents import PolicyAgent, checked_act, make_agent
 from training.agents.folders import agent_folder
 from training.common.games import EnvHandle
@@ -251,7 +251,12 @@ def _check_spec(spec: str) -> None:
     if spec in ("random", "heuristic"):
         return
     if spec == "ismcts" or spec.startswith("ismcts:"):
-        ISMCTSBot.from_spec(spec, default_game().id)  # its options, checked (they are the same for every game)
+        options = parse_options(spec.partition(":")[2])  # checked (they are the same for every game)
+        prior = options.get("prior")
+        if prior and not Path(agent_folder(prior)).is_dir():
+            raise ValueError(
+                f"IS-MCTS option prior={prior!r}: no such checkpoint; name a checkpoint folder or a shipped bot"
+            )
         return
     if not Path(agent_folder(spec)).is_dir():
         raise ValueError(f"unknown agent {spec!r}: serve {SERVED_SPECS}")

@@ -30,7 +30,9 @@ Limits, so that no page and no request can make the server misbehave:
   those addresses, else 403.
 - A bot spec that is neither built in (``random``, ``heuristic``, ``ismcts[:options]``)
   nor listed by ``GET /api/options`` is loaded if it can be, else refused with one message
-  whatever the reason: a page can't learn by asking what exists on this machine.
+  whatever the reason: a page can't learn by asking what exists on this machine. The same
+  holds for the network a guided search names (``ismcts:prior=BOT``); the shipped bots are
+  listed with their guided search too.
 - A search bot's move takes at most ``--move-time-ms`` (default 5000): the limit is added
   to every IS-MCTS spec (one giving no time keeps its number of simulations, 1000 unless
   given); ``simulations`` over ``MAX_SIMULATIONS`` or a ``max_time_ms`` over the limit is
@@ -93,8 +95,7 @@ from starlette.staticfiles import StaticFiles
 
 from envs.engine import clipped, shown
 from envs.present import presentation, presentation_of
-from envs.search import DEFAULTS as SEARCH_DEFAULTS
-from envs.search import ISMCTSBot, parse_options
+from envs.search import GUIDED_SIMULATIONS, ISMCTSBot, check_options, parse_options
 from envs.spec import discover
 from training import shipped
 from training.agents import AGENT_SPECS, IllegalMoveError, checked_act, make_agent
@@ -446,6 +447,14 @@ def find_bots(roots) -> list[dict]:
         meta = _read_meta(shipped.BOTS / name / "meta.json")
         if meta is not None and meta.get("env_id") in discover():
             found.append({"spec": name, "kind": "shipped", "env": meta["env_id"], "label": f"{name} (shipped)"})
+            found.append(
+                {
+                    "spec": f"ismcts:prior={name}",
+                    "kind": "search",
+                    "env": meta["env_id"],
+                    "label": f"{name} + search (IS-MCTS guided by it, {GUIDED_SIMULATIONS} simulations)",
+                }
+            )
     for root in map(Path, roots):
         if not root.is_dir():
             continue
@@ -485,8 +494,8 @@ def search_spec(spec: str, move_time_ms: float) -> str:
     time_ms = options.get("max_time_ms", 0)
     if time_ms > move_time_ms:
         raise ValueError(f"max_time_ms={time_ms:g} is over this server's limit of {move_time_ms:g} ms a move")
-    if not time_ms:
-        options = {"simulations": SEARCH_DEFAULTS["simulations"], **options, "max_time_ms": move_time_ms}
+    if not time_ms:  # its simulations as given, else its default (fewer for a guided search)
+        options = {"simulations": check_options(options)["simulations"], **options, "max_time_ms": move_time_ms}
     return "ismcts:" + ",".join(f"{name}={value}" for name, value in options.items())
 
 
@@ -496,8 +505,11 @@ def seat_bot(spec: str, env, seed: int, offered=(), move_time_ms: float = MOVE_T
     loads, or fails with one message whatever went wrong, so that a page can't probe which
     folders and files exist here."""
     if spec == "ismcts" or spec.startswith("ismcts:"):
-        return make_agent(search_spec(spec, move_time_ms), env, seed=seed)
-    if spec in BUILTIN_BOTS or spec in offered:
+        spec = search_spec(spec, move_time_ms)  # a bad option is named: it tells nothing of this machine
+        prior = parse_options(spec.partition(":")[2]).get("prior")
+        if not prior or prior in offered:
+            return make_agent(spec, env, seed=seed)
+    elif spec in BUILTIN_BOTS or spec in offered:
         return make_agent(spec, env, seed=seed)
     try:
         return make_agent(spec, env, seed=seed)
