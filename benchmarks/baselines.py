@@ -11,16 +11,25 @@ For each setting (Craits 4 players `craits`, Craits partnership `create`, Pairs 
 - a league of all the agents (``training.matches.league``): OpenSkill ratings with random pinned
   at 25, and the Bradley-Terry Elo with its bootstrap interval.
 
-Run from the repository root (``--sets`` duplicate sets per row; ``--search`` the IS-MCTS
-budgets; more of both take longer)::
+The agents: random, the heuristic, IS-MCTS at the ``--search`` budgets, the shipped bot of
+the setting, and the search guided by it (``ismcts:prior=BOT``, its default budget).
+
+Run from the repository root (``--sets`` duplicate sets per row, ``--search-sets`` for the
+rows whose agent searches; ``--search`` the IS-MCTS budgets; more of each take longer)::
 
     python benchmarks/baselines.py --sets 20 --search 20,100 --out docs/baselines.md
+
+With ``--log DIR`` every finished duplicate set of a fixed-field row, and the league, are
+kept under DIR (``training.evaluate --log``, ``training.league``): the same command again
+plays only what is missing, so a long measurement can be spread over several runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import re
 import shlex
 import sys
 import tempfile
@@ -64,7 +73,24 @@ def ci(interval, digits: int) -> str:
     return "n/a" if interval is None else f"[{interval[0]:.{digits}f}, {interval[1]:.{digits}f}]"
 
 
-def measure(sets: int, budgets: list[int], seed: int, processes: int, league_sets: int) -> str:
+def searches(agent: str) -> bool:
+    return agent.startswith("ismcts")
+
+
+def slug(text: str) -> str:
+    """A folder name for a setting or an agent spec."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
+
+
+def measure(
+    sets: int,
+    budgets: list[int],
+    seed: int,
+    processes: int,
+    league_sets: int,
+    search_sets: int | None = None,
+    log: Path | None = None,
+) -> str:
     from training.matches.league import run_league
 
     argv = " ".join(shlex.quote(a) for a in sys.argv[1:])
@@ -82,9 +108,12 @@ def measure(sets: int, budgets: list[int], seed: int, processes: int, league_set
         "without bound, so its mean points are dominated by a few runaway games: read its win shares.",
         "",
     ]
+    search_sets = sets if search_sets is None else search_sets
     for name, (env_id, args, shipped) in SETTINGS.items():
         env = EnvHandle(env_id, args)
+        guided = [f"ismcts:prior={shipped}"] if shipped else []
         agents = ["random", "heuristic"] + [f"ismcts:simulations={b}" for b in budgets] + ([shipped] if shipped else [])
+        agents += guided
         partnered = env.rule_args.get("partnership", False)
         lines += [
             f"## {name} (`{env_id}`, {', '.join(f'{k}={v}' for k, v in args.items()) or 'default arguments'})",
@@ -103,19 +132,22 @@ def measure(sets: int, budgets: list[int], seed: int, processes: int, league_set
             "",
             f"### Against a fixed field: the agent in {mine}, the heuristic bot in the others",
             "",
-            "| agent | win share | 95% CI | even | points/game | 95% CI |",
-            "|---|---:|---|---:|---:|---|",
+            "| agent | sets | win share | 95% CI | even | points/game | 95% CI |",
+            "|---|---:|---:|---|---:|---:|---|",
         ]
         for agent in agents:
             if agent == "heuristic":
                 continue  # the field itself: its share is the even one
             layout = [agent if s in ((0, 2) if partnered else (0,)) else "heuristic" for s in range(env.seats)]
-            result = evaluate(env, layout, sets, seed=seed, processes=processes)["agents"][agent]
+            rows = search_sets if searches(agent) else sets
+            where = None if log is None else log / slug(name) / slug(agent)
+            result = evaluate(env, layout, rows, seed=seed, processes=processes, log_dir=where)["agents"][agent]
             lines.append(
-                f"| `{agent}` | {result['win_share']:.3f} | {ci(result['win_share_ci95'], 3)} | "
+                f"| `{agent}` | {rows} | {result['win_share']:.3f} | {ci(result['win_share_ci95'], 3)} | "
                 f"{result['even_share']:.2f} | {result['mean_score']:.1f} | {ci(result['mean_score_ci95'], 1)} |"
             )
-        with tempfile.TemporaryDirectory() as out:
+        with contextlib.ExitStack() as stack:
+            out = stack.enter_context(tempfile.TemporaryDirectory()) if log is None else log / slug(name) / "league"
             ratings = run_league(
                 out,
                 agents=agents,
@@ -142,15 +174,16 @@ def measure(sets: int, budgets: list[int], seed: int, processes: int, league_set
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", type=int, default=20, help="duplicate sets per fixed-field row")
+    parser.add_argument("--search-sets", type=int, default=None, help="the same for rows that search (default: --sets)")
+    parser.add_argument("--log", type=Path, default=None, help="keep finished sets here; again: play only the missing")
     parser.add_argument("--league-sets", type=int, default=4, help="duplicate sets per league pair")
     parser.add_argument("--search", default="20,100", help="IS-MCTS simulations per move, comma-separated")
     parser.add_argument("--seed", type=int, default=900_000, help="first deal seed (apart from training's)")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--out", default="docs/baselines.md")
     args = parser.parse_args(argv)
-    text = measure(
-        args.sets, [int(b) for b in args.search.split(",") if b], args.seed, args.processes, args.league_sets
-    )
+    budgets = [int(b) for b in args.search.split(",") if b]
+    text = measure(args.sets, budgets, args.seed, args.processes, args.league_sets, args.search_sets, args.log)
     Path(args.out).write_text(text)
     print(text)
 

@@ -11,6 +11,8 @@ from envs.search import ISMCTSBot
 bot = ISMCTSBot("craits", simulations=1000, uct_c=1.4, seed=0)
 action = bot.act_on(game, seat)          # game: the engine, seat: the seat to act
 bot = ISMCTSBot.from_spec("ismcts:simulations=1000,uct_c=1.4", "pairs_draft")
+# guided by a trained network (training.agents.make_agent loads it from the spec):
+bot = make_agent("ismcts:prior=craits,simulations=200", EnvHandle("craits_v0"))
 ```
 
 ## What the search may know
@@ -27,8 +29,8 @@ What a view holds (details in the view modules):
 - Craits: the public table (discard pile, top, current suit, phase, crank count,
   direction, announcements, lost turns, scores, pressure, every hand's size, the stock's
   size) and the seat's own hand (not while the dealer names a suit for an upcard 8 or 9
-  without seeing the hand). Voids revealed by play (a player who drew held nothing
-  playable) are not used.
+  without seeing the hand), and each player's voids revealed by play (the engine keeps
+  them: ``voids``, ``fresh``).
 - Pairs Draft: the public table (face-up and face-down cards, this round's plays, the
   start player, picks and rounds done, every hand's size), the seat's own cards, pack and
   discard, and what the seat can infer from the packs it saw: the bot remembers the pack
@@ -42,7 +44,9 @@ What a view holds (details in the view modules):
 Each iteration samples a world consistent with the view (``search_game.determinize``):
 the unseen cards are dealt uniformly at random to the places the view leaves open, with
 every hand and the stock at their known sizes, the seat's own cards where they are and
-cards of known whereabouts where they are known to be. Moves already made in the current
+cards of known whereabouts where they are known to be (Craits: a player who drew held none
+of the cards it could have played then, so at least its hand size less the cards it drew
+since are dealt from outside them). Moves already made in the current
 simultaneous step of Pairs Draft (picks, discards of the seats before the searcher) are
 unknown and re-made by the rollout policy. Engine randomness the seat can't know (the
 order of a future Craits reshuffle, later deals) comes from the search's own generator.
@@ -75,8 +79,25 @@ one new node per iteration, as OpenSpiel), else select by ``child_selection_poli
   (0.5) on the move the rule would make in this world, the rest spread evenly.
 
 then a rollout to the end (``rollout="heuristic"``: the heuristic bot's own rule, read off
-the engine, for every player; or ``"random"``); back up the rewards, every edge scored for
-the player who chose it.
+the engine, for every player; ``"random"``; or ``"prior"``: the guiding network's favourite
+move); back up the rewards, every edge scored for the player who chose it.
+
+## Guided by a network (``prior=BOT``)
+
+``prior`` names a trained bot (a checkpoint folder, or a shipped bot by name); the caller
+loads it (``training.agents.make_agent``) and passes it in as ``network``: anything with
+``logits(observation)``. Then PUCT scores every legal move at once (no random expansion
+first), mean reward + ``uct_c`` · prior · √availability / (1 + visits), an untried move's
+mean reward counted as 0 (an even result: rewards are zero-sum). The priors are a softmax of
+the network's scores for the legal moves at ``prior_temperature`` (default: 1 for a
+policy's logits, ``VALUE_TEMPERATURE`` for a Q-network's values, which are rewards), from
+the acting player's env observation *of the sampled world*, built by the game's
+``encoder(view)`` (``envs/<game>/view.py``): for the searcher it is exactly the observation
+the env gives it (tested), computed once per tree node; for another player it shows that
+world's sampled hand, so it changes from world to world and is computed at each visit. The
+network sees nothing the world doesn't hold, and the world holds nothing the seat can't know.
+A guided search's default budget is ``GUIDED_SIMULATIONS`` (200): under 250 ms a move on one
+core (docs/search.md).
 
 Why PUCT by default: a Pairs Draft rollout's reward varies far more (standard deviation
 about 0.3) than the difference between two reasonable draft picks (a few hundredths), so
@@ -105,8 +126,10 @@ The env's rewards for the seat (and every player in the tree for itself):
 | ``uct_c`` | 1.4 | exploration constant (of UCB1 or PUCT) |
 | ``max_world_samples`` | -1 | -1: a new world per iteration; k ≥ 1: a fixed pool of k worlds |
 | ``final_policy`` | ``max_visit_count`` | ``max_visit_count`` (ties at random), ``normalized_visit_count`` (sample in proportion to visits), ``max_value`` (best mean reward) |
-| ``rollout`` | ``heuristic`` | ``heuristic`` or ``random`` |
-| ``child_selection_policy`` | ``puct`` | ``puct`` (heuristic prior) or ``uct`` (plain UCB1) |
+| ``rollout`` | ``heuristic`` | ``heuristic``, ``random`` or ``prior`` (the network's best move) |
+| ``child_selection_policy`` | ``puct`` | ``puct`` (heuristic prior, or the network's) or ``uct`` (plain UCB1) |
+| ``prior`` | (none) | a trained bot whose network gives PUCT's priors (above); ``simulations`` then defaults to 200 |
+| ``prior_temperature`` | 0 (automatic) | the softmax temperature of the priors; 0: 1 for policy logits, 0.05 for Q-values |
 | ``seed`` | None | an int, a sequence of ints, or None (fresh entropy) |
 
 A move with a single legal action is returned without search.

@@ -24,8 +24,8 @@ standard deviation / √sets): a set's rotations share their deals and are corre
 set, not the game, is the independent sample. A game cut by the env's safety net
 (truncated) counts as a draw among all seats and is counted in ``truncated_games``.
 
-``--log DIR`` keeps every finished duplicate set in DIR: the same command run again (after
-a kill, in another session) plays only the sets still missing, and gives the result an
+``--log DIR`` keeps every finished game in DIR: the same command run again (after a kill,
+in another session) plays only the games still missing, and gives the result an
 uninterrupted run would (``training.matches.evaluation_log``).
 
 An agent's illegal move ends the evaluation with an error naming the agent, its seat, the
@@ -92,32 +92,31 @@ def play_game(env, agents, seed: int, on_move=None) -> tuple[list, list[int] | N
         env.reset()
 
 
-def play_sets(env, layout: list[str], seed: int, deterministic: bool, set_indices, record_dir=None) -> list[tuple]:
-    """Every rotation of the given duplicate sets in ``env`` (an ``EnvHandle``):
-    ``(set, rotation, scores, winners)`` each; with ``record_dir``, each game's record too."""
+def play_games(env, layout: list[str], seed: int, deterministic: bool, games, record_dir=None) -> list[tuple]:
+    """The games ``(set, rotation)`` of ``games`` in ``env`` (an ``EnvHandle``): ``(set,
+    rotation, scores, winners)`` each; with ``record_dir``, each game's record too."""
     records = []
-    for index in set_indices:
-        for rotation in range(len(layout)):
-            seats = rotated(layout, rotation)
-            agents = [
-                make_agent(spec, env, seed=[seed, index, rotation, seat], deterministic=deterministic)
-                for seat, spec in enumerate(seats)
-            ]
-            recorder = Recorder() if record_dir else None
-            scores, winners = play_game(env.raw, agents, seed + index, on_move=recorder)
-            if recorder is not None:
-                write_record(
-                    Path(record_dir) / f"{env.id}-seed{seed + index}-rotation{rotation}.jsonl",
-                    header_of(env, seed + index, seats),
-                    recorder.moves,
-                    result_of(env.raw.game, truncated=winners is None and not env.raw.game.is_over),
-                )
-            records.append((index, rotation, scores, winners))
+    for index, rotation in games:
+        seats = rotated(layout, rotation)
+        agents = [
+            make_agent(spec, env, seed=[seed, index, rotation, seat], deterministic=deterministic)
+            for seat, spec in enumerate(seats)
+        ]
+        recorder = Recorder() if record_dir else None
+        scores, winners = play_game(env.raw, agents, seed + index, on_move=recorder)
+        if recorder is not None:
+            write_record(
+                Path(record_dir) / f"{env.id}-seed{seed + index}-rotation{rotation}.jsonl",
+                header_of(env, seed + index, seats),
+                recorder.moves,
+                result_of(env.raw.game, truncated=winners is None and not env.raw.game.is_over),
+            )
+        records.append((index, rotation, scores, winners))
     return records
 
 
 def _play_chunk(task):
-    return play_sets(*task)
+    return play_games(*task)
 
 
 def _play_chunk_remote(task):
@@ -125,23 +124,27 @@ def _play_chunk_remote(task):
     writes them: the worker's disk is not the driver's)."""
     *args, record_dir = task
     if record_dir is None:
-        return play_sets(*args), {}
+        return play_games(*args), {}
     with tempfile.TemporaryDirectory(prefix="deckgym-records-") as tmp:
-        return play_sets(*args, tmp), read_folder(Path(tmp))
+        return play_games(*args, tmp), read_folder(Path(tmp))
 
 
-def _play(env, layout, seed, deterministic, sets, record_dir, executor, on_set) -> list[tuple]:
-    """The records of the duplicate sets ``sets``, in set order. With ``on_set``, each set is
-    a task of its own and handed to ``on_set`` as soon as it is played (a log keeps it)."""
-    sets = list(sets)
-    if not sets:
+def _play(env, layout, seed, deterministic, games, record_dir, executor, on_set) -> list[tuple]:
+    """The records of the games ``(set, rotation)`` of ``games``, in their order. With
+    ``on_set``, each game is a task of its own and handed to ``on_set`` as soon as it is
+    played (a log keeps it)."""
+    games = list(games)
+    if not games:
         return []
-    if on_set is None:
+    if on_set is None:  # a task plays whole sets: a few tasks per process
+        seats = len(layout)
+        sets = list(dict.fromkeys(index for index, _ in games))
         chunks = [
-            [sets[i] for i in r] for r in _chunks(len(sets), min(len(sets), executor.workers * CHUNKS_PER_PROCESS))
+            [(sets[i], r) for i in part for r in range(seats)]
+            for part in _chunks(len(sets), min(len(sets), executor.workers * CHUNKS_PER_PROCESS))
         ]
     else:
-        chunks = [[index] for index in sets]
+        chunks = [[game] for game in games]
     tasks = [(env, layout, seed, deterministic, chunk, record_dir) for chunk in chunks]
     parts: list[Any] = [None] * len(tasks)  # each chunk's records, in chunk order as they come
     if executor.ray:
@@ -216,7 +219,7 @@ def evaluate(
 
     ``processes=1`` plays in this process; more use a spawn pool (safe beside torch threads);
     an ``executor`` (``training.running.executor``, e.g. Ray) plays instead when given. With
-    ``log_dir``, every finished set is kept there and a run again plays only the missing ones
+    ``log_dir``, every finished game is kept there and a run again plays only the missing ones
     (``training.matches.evaluation_log``)."""
     if games < 1 or processes < 1 or seed < 0:
         raise ValueError(
@@ -229,13 +232,14 @@ def evaluate(
         check_record_folder(record_dir)
     executor = executor or LocalExecutor(processes)
     if log_dir is None:
-        records = _play(env, layout, seed, deterministic, range(games), record_dir, executor, on_set=None)
+        every = [(index, rotation) for index in range(games) for rotation in range(env.seats)]
+        records = _play(env, layout, seed, deterministic, every, record_dir, executor, on_set=None)
     else:
         folder = Path(log_dir)
         folder.mkdir(parents=True, exist_ok=True)
         with hold_folder(folder, "evaluation", "it is being played; wait for it to end"):
             done = read_sets(folder, log_header(env, layout, seed, deterministic), env.seats)
-            missing = [i for i in range(games) if i not in done]
+            missing = [(i, r) for i in range(games) for r in range(env.seats) if r not in done.get(i, {})]
             played = _play(
                 env,
                 layout,
@@ -246,7 +250,7 @@ def evaluate(
                 executor,
                 on_set=lambda part: append_set(folder, part),
             )
-            records = sorted([r for i in range(games) if i in done for r in done[i]] + played)
+            records = sorted([r for i in range(games) for r in done.get(i, {}).values()] + played)
     deals = env.deals
     return {
         "env_id": env.id,
@@ -353,7 +357,7 @@ def main(argv=None):
     parser.add_argument(
         "--log",
         metavar="DIR",
-        help="keep every finished duplicate set in DIR; the same command again plays only the missing ones",
+        help="keep every finished game in DIR; the same command again plays only the missing ones",
     )
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument(

@@ -1,17 +1,18 @@
 """An evaluation that survives being stopped: ``training.evaluate --log DIR`` keeps every
-finished duplicate set in ``DIR/sets.jsonl``; the same command run again plays only the sets
-that are missing, and its result is the one an uninterrupted run gives (each game's seed and
+finished game in ``DIR/sets.jsonl``; the same command run again plays only the games that
+are missing, and its result is the one an uninterrupted run gives (each game's seed and
 each agent's randomness depend on the set, the rotation and the seat alone). So a long match
-(a search bot at 10,000 simulations, say) can be spread over many sessions, and a later
-command with more ``--games`` adds sets to the same log.
+(search bots at 10,000 simulations, whose duplicate set takes hours) can be spread over many
+sessions, and a later command with more ``--games`` adds sets to the same log.
 
 The file's first line says which match it holds (the game, its arguments and rules, the
 seats' agents, the first seed, deterministic or not); a run for another match is refused.
-Every other line is one finished set, appended whole and flushed to disk when its last
-rotation ends: ``{"set": 3, "games": [{"rotation": 0, "scores": [...], "winners": [...]},
-...]}`` (``winners`` null for a game cut by the env's safety net). A cut-off last line (a
-kill mid-write) is dropped and its set played again; any other line that is not one of this
-match's sets stops the run with its line number.
+Every other line holds finished games of one set (one game, as a logged run writes them;
+a whole set, as earlier versions did), appended whole and flushed to disk as they end:
+``{"set": 3, "games": [{"rotation": 0, "scores": [...], "winners": [...]}]}`` (``winners``
+null for a game cut by the env's safety net). A cut-off last line (a kill mid-write) is
+dropped and its game played again; any other line that is not one of this match's games
+stops the run with its line number.
 """
 
 from __future__ import annotations
@@ -49,16 +50,16 @@ def _canonical(value):
 
 
 def _set_problem(line, seats: int) -> str | None:
-    """What keeps ``line`` from being a finished set of a ``seats``-seat match, or None."""
+    """What keeps ``line`` from being finished games of a ``seats``-seat match, or None."""
     if not isinstance(line, dict) or set(line) != {"set", "games"}:
         return 'not a set: expected {"set": ..., "games": [...]}'
     index, games = line["set"], line["games"]
     if type(index) is not int or index < 0:
         return f"set {index!r} is not a set number"
-    if not isinstance(games, list) or [g.get("rotation") if isinstance(g, dict) else None for g in games] != list(
-        range(seats)
-    ):
-        return f"set {index}: expected the games of rotations 0 to {seats - 1}, in order"
+    listed = [g.get("rotation") if isinstance(g, dict) else None for g in games] if isinstance(games, list) else []
+    rotations = [r for r in listed if type(r) is int and 0 <= r < seats]
+    if not listed or rotations != listed or rotations != sorted(set(rotations)):
+        return f"set {index}: expected games of rotations 0 to {seats - 1}, each once, in order"
     for game in games:
         scores, winners = game.get("scores"), game.get("winners", "missing")
         if set(game) != {"rotation", "scores", "winners"}:
@@ -76,10 +77,10 @@ def _set_problem(line, seats: int) -> str | None:
     return None
 
 
-def read_sets(folder: Path, header: dict, seats: int) -> dict[int, list[tuple]]:
-    """The finished sets in the log (set -> its ``(set, rotation, scores, winners)`` records),
-    after checking that the log is this match's; a new log is started with ``header``. Call
-    it with the folder held (``files.hold_folder``)."""
+def read_sets(folder: Path, header: dict, seats: int) -> dict[int, dict[int, tuple]]:
+    """The finished games in the log (set -> rotation -> its ``(set, rotation, scores,
+    winners)`` record), after checking that the log is this match's; a new log is started
+    with ``header``. Call it with the folder held (``files.hold_folder``)."""
     path = folder / LOG_FILE
     if not path.exists():
         files.write_file(path, json.dumps(header) + "\n")
@@ -100,7 +101,7 @@ def read_sets(folder: Path, header: dict, seats: int) -> dict[int, list[tuple]]:
             f"{path} holds another match ({', '.join(f'{k}: {first.get(k)!r} there' for k in differ)}): "
             "give another --log folder, or the command that made it"
         )
-    done: dict[int, list[tuple]] = {}
+    done: dict[int, dict[int, tuple]] = {}
     for number, raw in enumerate(lines[1:], start=2):
         try:
             line = json.loads(raw)
@@ -109,16 +110,16 @@ def read_sets(folder: Path, header: dict, seats: int) -> dict[int, list[tuple]]:
         problem = _set_problem(line, seats)
         if problem:
             raise EvaluationLogError(f"{path}, line {number}: {problem}; the log is damaged")
-        done[line["set"]] = [
-            (line["set"], g["rotation"], g["scores"], g["winners"]) for g in line["games"]
-        ]  # a set logged twice (a resumed run that raced a kill) is the same games
+        games = done.setdefault(line["set"], {})
+        for g in line["games"]:  # a game logged twice (a resumed run that raced a kill) is the same game
+            games[g["rotation"]] = (line["set"], g["rotation"], g["scores"], g["winners"])
     if torn:
         files.write_file(path, b"\n".join(lines) + b"\n")
     return done
 
 
 def append_set(folder: Path, records: list[tuple]) -> None:
-    """Append one finished set (its rotations' records) and flush it to disk."""
+    """Append finished games of one set (their records) and flush them to disk."""
     index = records[0][0]
     games = [{"rotation": r, "scores": list(scores), "winners": w and list(w)} for _, r, scores, w in records]
     with open(folder / LOG_FILE, "a") as log:
