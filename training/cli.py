@@ -26,6 +26,7 @@ COMMANDS = {
     "replay": ("training.matches.replay", "check and show a game record"),
     "ship": ("training.agents.ship", "evaluate a bot and publish it as a shipped bot"),
     "ensemble": ("training.agents.ensemble", "several checkpoints as one bot"),
+    "expert": ("training.learning.expert", "expert iteration: a network taught by the search it guides"),
 }
 
 

@@ -1,0 +1,172 @@
+"""How strong the bots are (docs/strength.md): duplicate matches on fresh seeds, kept in
+resumable logs so that the long ones (search bots at 10,000 simulations) are played over
+many sessions.
+
+Every match is one agent against three copies of an opponent (in partnership Craits: a side
+of two against a side of two), in duplicate format (``training.matches.evaluate``: each deal
+seed played once per rotation of the seats), on deal seeds from ``SEED`` on, which nothing
+else in the project uses. Each finished game is kept in
+``benchmarks/results/strength/<match>/sets.jsonl`` (``training.evaluate --log``): running
+this script again plays only what is missing, up to each match's target number of sets,
+and a result never depends on how the run was split.
+
+    python benchmarks/strength.py --minutes 60            # play for about an hour, then report
+    python benchmarks/strength.py --minutes 0             # only report what the logs hold
+    python benchmarks/strength.py --only pairs_draft --minutes 30 --processes 2
+
+``--minutes`` is checked between steps (a step is ``--processes`` duplicate sets, or the
+games left of one set): a step under way finishes first, and one game of three search bots
+at 10,000 simulations takes more than an hour of Craits. The report is the table between the
+markers in ``docs/strength.md`` (``--write``), each row with the sets played so far: win
+share of the agent (ties split) with its 95% interval over the sets, against the even share.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from training.common.games import EnvHandle  # noqa: E402
+from training.matches.evaluate import evaluate, summarize  # noqa: E402
+from training.matches.evaluation_log import LOG_FILE, log_header, read_sets  # noqa: E402
+
+SEED = 1_200_000  # fresh deal seeds: training, tuning (800000), shipping and baselines use others
+LOGS = ROOT / "benchmarks" / "results" / "strength"
+DOC = ROOT / "docs" / "strength.md"
+BEGIN, END = "<!-- strength table: begin -->", "<!-- strength table: end -->"
+SEARCH_10K = "ismcts:simulations=10000"
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    env_id: str
+    args: dict
+    network: str  # the shipped bot: today's network, and the prior of the guided search
+    partnership: bool = False
+
+
+SETTINGS = [
+    Setting("craits", "craits_v0", {"preset": "craits"}, "craits"),
+    Setting("create", "craits_v0", {"preset": "create", "partnership": True}, "create", partnership=True),
+    Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft"),
+]
+
+
+@dataclass(frozen=True)
+class Match:
+    setting: Setting
+    agent: str
+    opponent: str
+    sets: int  # the target
+
+    @property
+    def name(self) -> str:
+        def short(spec: str) -> str:
+            return spec.replace("ismcts:", "ismcts_").replace("=", "").replace(",", "_").replace("/", "_")
+
+        return f"{self.setting.name}-{short(self.agent)}-vs-{short(self.opponent)}"
+
+    @property
+    def layout(self) -> list[str]:
+        if self.setting.partnership:
+            return [self.agent, self.opponent, self.agent, self.opponent]
+        return [self.agent] + [self.opponent] * 3
+
+    def env(self) -> EnvHandle:
+        return EnvHandle(self.setting.env_id, self.setting.args)
+
+
+def matches() -> list[Match]:
+    """In the order they are played: the cheap ones first."""
+    out = []
+    for s in SETTINGS:
+        guided = f"ismcts:prior={s.network}"
+        out += [
+            Match(s, s.network, "heuristic", 400),
+            Match(s, guided, "heuristic", 200),
+            Match(s, guided, s.network, 200),
+            Match(s, SEARCH_10K, "heuristic", 40),
+            Match(s, guided, SEARCH_10K, 20),
+        ]
+    return out
+
+
+def done_games(match: Match) -> dict[int, dict[int, tuple]]:
+    folder = LOGS / match.name
+    if not (folder / LOG_FILE).exists():
+        return {}
+    env = match.env()
+    return read_sets(folder, log_header(env, match.layout, SEED, True), env.seats)
+
+
+def play(selected: list[Match], minutes: float, processes: int) -> None:
+    deadline = time.monotonic() + 60 * minutes
+    for match in selected:
+        env = match.env()
+        while time.monotonic() < deadline:
+            done = done_games(match)
+            complete = sum(len(done.get(i, {})) == env.seats for i in range(match.sets))
+            if complete >= match.sets:
+                break
+            partial = next((i for i in range(match.sets) if 0 < len(done.get(i, {})) < env.seats), None)
+            target = min(match.sets, complete + (1 if partial is not None else processes))
+            started = time.monotonic()
+            evaluate(env, match.layout, target, seed=SEED, processes=processes, log_dir=LOGS / match.name)
+            print(f"{match.name}: {target} sets ({time.monotonic() - started:.0f} s)", flush=True)
+
+
+def report(selected: list[Match]) -> str:
+    rows = [
+        "| setting | agent | against | sets | win share | 95% CI | even |",
+        "|---|---|---|---:|---:|---|---:|",
+    ]
+    for match in selected:
+        env = match.env()
+        done = done_games(match)
+        sets = 0
+        while len(done.get(sets, {})) == env.seats:  # the complete sets from the first on
+            sets += 1
+        against = match.opponent + (" (a side of two)" if match.setting.partnership else " (three)")
+        if sets < 2:
+            rows.append(f"| {match.setting.name} | `{match.agent}` | `{against}` | {sets} of {match.sets} | | | |")
+            continue
+        records = [r for i in range(sets) for r in done[i].values()]
+        result = summarize(records, match.layout, sets, env.deals)[match.agent]
+        low, high = result["win_share_ci95"]
+        rows.append(
+            f"| {match.setting.name} | `{match.agent}` | `{against}` | {sets} of {match.sets} | "
+            f"{result['win_share']:.3f} | [{low:.3f}, {high:.3f}] | {result['even_share']:.2f} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=0, help="play this long (between steps), then report")
+    parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--only", default="", help="matches whose name holds this text (e.g. pairs_draft)")
+    parser.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
+    args = parser.parse_args(argv)
+    selected = [m for m in matches() if args.only in m.name]
+    if not selected:
+        parser.error(f"no match's name holds {args.only!r}: {', '.join(m.name for m in matches())}")
+    if args.minutes > 0:
+        play(selected, args.minutes, args.processes)
+    table = report(matches())
+    print(table)
+    if args.write:
+        text = DOC.read_text()
+        head, _, rest = text.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        DOC.write_text(f"{head}{BEGIN}\n{table}\n{END}{tail}")
+
+
+if __name__ == "__main__":
+    main()
