@@ -43,6 +43,7 @@ from training.common.commands import command_parser
 from training.common.files import write_atomically
 from training.common.games import EnvHandle, parse_env_args
 from training.common.version import deckgym_version
+from training.matches.evaluate import evaluate
 from training.running.executor import LocalExecutor, limit_threads
 
 CHUNK_GAMES = 20  # games per data file: what a stop may lose
@@ -228,8 +229,6 @@ def save_network(folder: Path, guide: str, env: EnvHandle, arrays, record: dict,
 
 # --------------------------------------------------------------------------- the run
 def run(args) -> list[dict]:
-    from training.matches.evaluate import evaluate
-
     out = Path(args.out)
     env = EnvHandle(args.env, parse_env_args(args.arg))
     prior_network(args.prior, env)  # the first guide fits this game: say so before any game
