@@ -14,8 +14,8 @@ and a result never depends on how the run was split.
     python benchmarks/strength.py --minutes 0             # only report what the logs hold
     python benchmarks/strength.py --only pairs_draft --minutes 30 --processes 2
 
-``--minutes`` is checked between steps (a step is ``--processes`` duplicate sets, or the
-games left of one set): a step under way finishes first, and one game of three search bots
+``--minutes`` is checked between steps (a step is ``--processes`` duplicate sets of a match
+with a search bot, 50 of one without, or the games left of one set): a step under way finishes first, and one game of three search bots
 at 10,000 simulations takes more than an hour of Craits. The report is the table between the
 markers in ``docs/strength.md`` (``--write``), each row with the sets played so far: win
 share of the agent (ties split) with its 95% interval over the sets, against the even share.
@@ -88,11 +88,12 @@ def matches() -> list[Match]:
     out = []
     for s in SETTINGS:
         guided = f"ismcts:prior={s.network}"
+        searching = 2 if s.partnership else 1  # seats of a search: a partnership match costs twice
         out += [
             Match(s, s.network, "heuristic", 400),
-            Match(s, guided, "heuristic", 200),
-            Match(s, guided, s.network, 200),
-            Match(s, SEARCH_10K, "heuristic", 40),
+            Match(s, guided, "heuristic", 200 // searching),
+            Match(s, guided, s.network, 100 // searching),
+            Match(s, SEARCH_10K, "heuristic", 40 // searching),
             Match(s, guided, SEARCH_10K, 20),
         ]
     return out
@@ -116,7 +117,8 @@ def play(selected: list[Match], minutes: float, processes: int) -> None:
             if complete >= match.sets:
                 break
             partial = next((i for i in range(match.sets) if 0 < len(done.get(i, {})) < env.seats), None)
-            target = min(match.sets, complete + (1 if partial is not None else processes))
+            step = processes if "ismcts" in match.agent + match.opponent else 50  # a network's sets take a second
+            target = min(match.sets, complete + (1 if partial is not None else step))
             started = time.monotonic()
             evaluate(env, match.layout, target, seed=SEED, processes=processes, log_dir=LOGS / match.name)
             print(f"{match.name}: {target} sets ({time.monotonic() - started:.0f} s)", flush=True)

@@ -79,8 +79,9 @@ one new node per iteration, as OpenSpiel), else select by ``child_selection_poli
   (0.5) on the move the rule would make in this world, the rest spread evenly.
 
 then a rollout to the end (``rollout="heuristic"``: the heuristic bot's own rule, read off
-the engine, for every player; ``"random"``; or ``"prior"``: the guiding network's favourite
-move); back up the rewards, every edge scored for the player who chose it.
+the engine, for every player; ``"random"``; ``"prior"``: the guiding network's favourite
+move; ``"prior_own"``: the network's for the searcher's own seat, the heuristic rule's for the
+others); back up the rewards, every edge scored for the player who chose it.
 
 ## Guided by a network (``prior=BOT``)
 
@@ -126,7 +127,7 @@ The env's rewards for the seat (and every player in the tree for itself):
 | ``uct_c`` | 1.4 | exploration constant (of UCB1 or PUCT) |
 | ``max_world_samples`` | -1 | -1: a new world per iteration; k ≥ 1: a fixed pool of k worlds |
 | ``final_policy`` | ``max_visit_count`` | ``max_visit_count`` (ties at random), ``normalized_visit_count`` (sample in proportion to visits), ``max_value`` (best mean reward) |
-| ``rollout`` | ``heuristic`` | ``heuristic``, ``random`` or ``prior`` (the network's best move) |
+| ``rollout`` | ``heuristic`` | ``heuristic``, ``random``, ``prior`` (the network's best move) or ``prior_own`` (the network's for the searcher, the heuristic's for the others) |
 | ``child_selection_policy`` | ``puct`` | ``puct`` (heuristic prior, or the network's) or ``uct`` (plain UCB1) |
 | ``prior`` | (none) | a trained bot whose network gives PUCT's priors (above); ``simulations`` then defaults to 200 |
 | ``prior_temperature`` | 0 (automatic) | the softmax temperature of the priors; 0: 1 for policy logits, 0.05 for Q-values |
@@ -163,7 +164,7 @@ SEARCH_FUNCTIONS = (
 )
 OPTIONAL_FUNCTIONS = ("encoder",)  # a game without it can't be searched with a network's guidance
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
-ROLLOUTS = ("heuristic", "random", "prior")
+ROLLOUTS = ("heuristic", "random", "prior", "prior_own")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
 DEFAULTS = {
     "simulations": 1000,
@@ -250,8 +251,8 @@ def check_options(options: dict) -> dict:
     _number("prior_temperature", opts["prior_temperature"], float, 0)
     if type(opts["prior"]) is not str:
         raise ValueError(f"IS-MCTS option prior={shown(opts['prior'])}: name a trained bot (a checkpoint)")
-    if opts["rollout"] == "prior" and not opts["prior"]:
-        raise ValueError("IS-MCTS option rollout=prior: give the network too (prior=BOT)")
+    if opts["rollout"] in ("prior", "prior_own") and not opts["prior"]:
+        raise ValueError(f"IS-MCTS option rollout={opts['rollout']}: give the network too (prior=BOT)")
     if opts["prior"] and opts["child_selection_policy"] != "puct":
         raise ValueError("IS-MCTS option prior: the network's priors need child_selection_policy=puct")
     _seed_int(opts["seed"])
@@ -365,9 +366,13 @@ class ISMCTSBot(SearchAgent):
         self.child_selection_policy = opts["child_selection_policy"]
         self.seed = opts["seed"]
         self._rng = random.Random(_seed_int(self.seed))
-        self._policy = {"heuristic": self.search_game.heuristic_action, "random": random_action}.get(
-            self.rollout, self._network_action
-        )
+        self._policy = {
+            "heuristic": self.search_game.heuristic_action,
+            "random": random_action,
+            "prior": self._network_action,
+            "prior_own": self._own_network_action,
+        }[self.rollout]
+        self._searcher = -1  # the seat of the search under way
         self._memory: dict[int, Any] = {}  # seat -> the search game's memory (new_memory())
         self.last_root: _Node | None = None  # the root of the last search, for inspection
         # Asked between iterations; when it answers True the search ends with what it has
@@ -413,6 +418,7 @@ class ISMCTSBot(SearchAgent):
             raise ValueError(f"IS-MCTS: seat {view.seat} is not to act (seat {view.current_player} is)")
         if self.network is not None:
             self._encode = self.search_game.encoder(view)
+        self._searcher = view.seat
         first = self.search_game.determinize(view, self._rng, self._policy)
         legal = list(first.legal_actions())
         if not legal:
@@ -559,6 +565,13 @@ class ISMCTSBot(SearchAgent):
             return legal[0]
         assert self._encode is not None and self.network is not None  # rollout=prior needs prior=
         return legal[int(np.argmax(self.network.logits(self._encode(state, state.current_player))[legal]))]
+
+    def _own_network_action(self, state, rng=None) -> int:
+        """``rollout=prior_own``: the network's move for the searcher's own seat, the
+        heuristic rule's for the others (the opponents the search assumes everywhere)."""
+        if state.current_player == self._searcher:
+            return self._network_action(state, rng)
+        return self.search_game.heuristic_action(state, rng)
 
     def _final_policy(self, root: _Node, legal) -> dict[int, float]:
         edges = {a: root.edges[a] for a in legal if a in root.edges and root.edges[a].visits > 0}

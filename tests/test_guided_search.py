@@ -182,3 +182,25 @@ def test_network_rollouts_play_a_game_legally(pairs):
         game.step(action)
         moves += 1
     assert game.game.phase == "over" and moves > 40
+
+
+def test_own_network_rollouts_play_the_searchers_moves_by_the_network(pairs):
+    """``rollout=prior_own``: in a world, the searcher's seat plays the network's favourite
+    legal move, every other seat the heuristic rule's."""
+    from envs.pairs_draft import view as pairs_view
+
+    game = pairs.raw
+    game.reset(seed=6)
+    seat = game.game.current_player
+    legal = game.game.legal_actions()
+    favourite = legal[-1] if pairs_view.heuristic_action(game.game) != legal[-1] else legal[0]
+    bot = ISMCTSBot("pairs_draft", network=Favourite(favourite, 10), prior="test", rollout="prior_own", simulations=4)
+    bot.act_on(game.game, seat)  # sets the searcher and the encoder
+    rng = random.Random(0)
+    assert bot._policy(game.game, rng) == favourite
+    other = game.game.copy()
+    other.apply(favourite)  # the next seat to pick
+    assert other.current_player != seat
+    assert bot._policy(other, rng) == pairs_view.heuristic_action(other, rng)
+    with pytest.raises(ValueError, match="rollout=prior_own: give the network too"):
+        ISMCTSBot("pairs_draft", rollout="prior_own")
