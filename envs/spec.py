@@ -82,6 +82,9 @@ class SearchGame(Protocol):
     def returns(self, state: Any) -> list[float]: ...  # every seat's reward at a terminal state
     def heuristic_action(self, state: Any, rng: Any = None) -> int: ...  # the rollout rule
 
+    # Optional: ``encoder(view)`` -> ``encode(state, player)``, a player's env observation of a
+    # sampled world, for a search guided by a network (``ismcts:prior=BOT``).
+
 
 GAMES: dict[str, GameSpec] = {}  # env id -> spec, in the order registered
 _discovered = False
