@@ -9,7 +9,7 @@ For each setting (Craits 4 players `craits`, Craits partnership `create`, Pairs 
   bot in every other seat, duplicate format (``training.matches.evaluate``), win share and points
   with 95% intervals over the duplicate sets;
 - a league of all the agents (``training.matches.league``): OpenSkill ratings with random pinned
-  at 25, and the Bradley-Terry Elo with its bootstrap interval.
+  at 25, and the Bradley-Terry Elo with its bootstrap interval (not with ``--league-sets 0``).
 
 The agents: random, the heuristic, IS-MCTS at the ``--search`` budgets, the shipped bot of
 the setting, and the search guided by it (``ismcts:prior=BOT``, its default budget).
@@ -109,6 +109,10 @@ def measure(
         "",
     ]
     search_sets = sets if search_sets is None else search_sets
+    if search_sets != sets:
+        lines += [f"Rows whose agent searches have {search_sets} duplicate sets, the others {sets}.", ""]
+    if league_sets == 0:
+        lines += ["No league this time (`--league-sets 0`): the fixed field only.", ""]
     for name, (env_id, args, shipped) in SETTINGS.items():
         env = EnvHandle(env_id, args)
         guided = [f"ismcts:prior={shipped}"] if shipped else []
@@ -146,6 +150,9 @@ def measure(
                 f"| `{agent}` | {rows} | {result['win_share']:.3f} | {ci(result['win_share_ci95'], 3)} | "
                 f"{result['even_share']:.2f} | {result['mean_score']:.1f} | {ci(result['mean_score_ci95'], 1)} |"
             )
+        if league_sets == 0:  # --league-sets 0: the fixed field only
+            lines.append("")
+            continue
         with contextlib.ExitStack() as stack:
             out = stack.enter_context(tempfile.TemporaryDirectory()) if log is None else log / slug(name) / "league"
             ratings = run_league(
@@ -176,7 +183,7 @@ def main(argv=None):
     parser.add_argument("--sets", type=int, default=20, help="duplicate sets per fixed-field row")
     parser.add_argument("--search-sets", type=int, default=None, help="the same for rows that search (default: --sets)")
     parser.add_argument("--log", type=Path, default=None, help="keep finished sets here; again: play only the missing")
-    parser.add_argument("--league-sets", type=int, default=4, help="duplicate sets per league pair")
+    parser.add_argument("--league-sets", type=int, default=4, help="duplicate sets per league pair (0: no league)")
     parser.add_argument("--search", default="20,100", help="IS-MCTS simulations per move, comma-separated")
     parser.add_argument("--seed", type=int, default=900_000, help="first deal seed (apart from training's)")
     parser.add_argument("--processes", type=int, default=2)
