@@ -293,6 +293,19 @@ def parse_options(text: str) -> dict:
     return options
 
 
+def _argmax(scored, rng: random.Random) -> int:
+    """The action of the highest value among ``scored`` (``(action, value)`` pairs), ties
+    within ``TIE_TOLERANCE`` broken at random."""
+    best, candidates = -math.inf, []
+    for a, value in scored:
+        if value > best + TIE_TOLERANCE:
+            best, candidates = value, [a]
+        elif value > best - TIE_TOLERANCE:
+            candidates.append(a)
+            best = max(best, value)
+    return candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
+
+
 class _Edge:
     """An action at a node: visits, summed reward of its chooser, times it was legal, and
     the nodes after it by the searcher's private observation."""
@@ -483,20 +496,16 @@ class ISMCTSBot(SearchAgent):
                     priors = node.prior
                 else:  # another player's hand differs from world to world
                     priors = self._priors(state, legal)
-                best, candidates = -math.inf, []
-                for a, p in zip(legal, priors):
+                for a in legal:
                     e = edges.get(a)
                     if e is None:
                         e = edges[a] = _Edge()
                     e.avail += 1
-                    # an untried move is valued 0 (rewards are zero-sum: an even result)
-                    value = (e.total / e.visits if e.visits else 0.0) + c * p * sqrt(e.avail) / (1 + e.visits)
-                    if value > best + TIE_TOLERANCE:
-                        best, candidates = value, [a]
-                    elif value > best - TIE_TOLERANCE:
-                        candidates.append(a)
-                        best = max(best, value)
-                action = candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
+                scored = (  # an untried move is valued 0 (rewards are zero-sum: an even result)
+                    (a, (e.total / e.visits if e.visits else 0.0) + c * p * sqrt(e.avail) / (1 + e.visits))
+                    for a, p, e in ((a, p, edges[a]) for a, p in zip(legal, priors))
+                )
+                action = _argmax(scored, rng)
                 edge = edges[action]
             else:
                 untried = [a for a in legal if a not in edges]
@@ -504,23 +513,23 @@ class ISMCTSBot(SearchAgent):
                     action = untried[rng.randrange(len(untried))] if len(untried) > 1 else untried[0]
                     edge = edges[action] = _Edge()
                 else:
-                    best, candidates = -math.inf, []
                     if puct:  # the rule's move is the prior's favourite (in this world)
                         favourite = prior_rule(state, rng)
                         other = (1.0 - HEURISTIC_PRIOR) / len(legal)
-                    for a in legal:
-                        e = edges[a]
-                        if puct:
-                            p = other + HEURISTIC_PRIOR if a == favourite else other
-                            value = e.total / e.visits + c * p * sqrt(e.avail) / (1 + e.visits)
-                        else:
-                            value = e.total / e.visits + c * sqrt(log(e.avail) / e.visits)
-                        if value > best + TIE_TOLERANCE:
-                            best, candidates = value, [a]
-                        elif value > best - TIE_TOLERANCE:
-                            candidates.append(a)
-                            best = max(best, value)
-                    action = candidates[rng.randrange(len(candidates))] if len(candidates) > 1 else candidates[0]
+                        scored = (
+                            (
+                                a,
+                                e.total / e.visits
+                                + c * (other + HEURISTIC_PRIOR * (a == favourite)) * sqrt(e.avail) / (1 + e.visits),
+                            )
+                            for a, e in ((a, edges[a]) for a in legal)
+                        )
+                    else:
+                        scored = (
+                            (a, e.total / e.visits + c * sqrt(log(e.avail) / e.visits))
+                            for a, e in ((a, edges[a]) for a in legal)
+                        )
+                    action = _argmax(scored, rng)
                     edge = edges[action]
                 for a in legal:
                     seen = edges.get(a)
