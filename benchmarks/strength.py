@@ -154,7 +154,7 @@ def main(argv=None) -> None:
     parser.add_argument("--minutes", type=float, default=0, help="play this long (between steps), then report")
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--only", default="", help="matches whose name holds this text (e.g. pairs_draft)")
-    parser.add_argument("--write", action="store_true", help=f"write the table into {DOC.relative_to(ROOT)}")
+    parser.add_argument("--write", action="store_true", help="write the table into docs/strength.md")
     args = parser.parse_args(argv)
     selected = [m for m in matches() if args.only in m.name]
     if not selected:

@@ -3,6 +3,7 @@ speed is measured by running them, never in tests)."""
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
@@ -11,6 +12,7 @@ BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 def _load(name):
     spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 
@@ -37,3 +39,27 @@ def test_training_speed_runs(capsys):
     assert [(row[0], row[3]) for row in rows] == [("pairs_draft_v0", "batched"), ("pairs_draft_v0", "dummy")]
     assert all(row[4] > 0 and row[5] > 0 for row in rows)  # steps/s, PPO update seconds per step
     assert "learner steps/s" in capsys.readouterr().out
+
+
+def test_strength_plays_into_its_logs_resumes_and_writes_its_table(tmp_path, monkeypatch, capsys):
+    strength = _load("strength")
+    setting = strength.Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft")
+    monkeypatch.setattr(strength, "matches", lambda: [strength.Match(setting, "random", "heuristic", 3)])
+    monkeypatch.setattr(strength, "LOGS", tmp_path / "logs")
+    doc = tmp_path / "strength.md"
+    doc.write_text(f"before\n{strength.BEGIN}\nold\n{strength.END}\nafter\n")
+    monkeypatch.setattr(strength, "DOC", doc)
+    strength.main(["--minutes", "5", "--write"])
+    text = doc.read_text()
+    assert text.startswith("before\n") and text.endswith("after\n") and "old" not in text
+    row = next(line for line in text.splitlines() if line.startswith("| pairs_draft"))
+    assert "| 3 of 3 |" in row and "`random`" in row
+    log = tmp_path / "logs" / "pairs_draft-random-vs-heuristic" / "sets.jsonl"
+    lines = log.read_text().splitlines()
+    assert len(lines) == 1 + 3 * 4  # a header, then one line per game
+    log.write_text("\n".join(lines[:-2]) + "\n")  # stopped two games before the end
+    strength.main(["--minutes", "5", "--write"])
+    assert doc.read_text() == text  # the same games again, the same table
+    assert len(log.read_text().splitlines()) == 1 + 3 * 4
+    strength.main([])  # --minutes 0: only the report
+    assert "| 3 of 3 |" in capsys.readouterr().out
