@@ -273,6 +273,13 @@ class CraitsGame(GameEngine):
             self._pass_turn()
 
     # ------------------------------------------------------------ public API
+    def _playable(self) -> int:
+        """The cards that could be played now, as a bit set: in a crank its A and 2, else the
+        current suit, the top card's rank and the 8s and 9s (1.4)."""
+        if self.phase_id == CRANK:
+            return CRANK_BITS
+        return SUIT_BITS[self.suit_id] | RANK_BITS[self.discard[-1] >> 2] | WILD_BITS
+
     def _legal_actions(self) -> list[int]:
         phase = self.phase_id
         if phase == OVER:
@@ -280,10 +287,7 @@ class CraitsGame(GameEngine):
         if phase == NAME_SUIT or phase == BLIND_SUIT:
             return [SUIT_ACTION + s for s in range(4) if self.suit_choices >> s & 1]
         hand = self.hand_bits[self.current_player]
-        if phase == CRANK:
-            plays = hand & CRANK_BITS
-        else:
-            plays = hand & (SUIT_BITS[self.suit_id] | RANK_BITS[self.discard[-1] >> 2] | WILD_BITS)
+        plays = hand & self._playable()
         if not plays:
             return [DRAW]
         cards = bits_to_cards(plays)
@@ -303,10 +307,7 @@ class CraitsGame(GameEngine):
             self.phase_id = PLAY
             self._pass_turn()
         elif action == DRAW:
-            if self.phase_id == CRANK:
-                self.voids[seat] = CRANK_BITS
-            else:
-                self.voids[seat] = SUIT_BITS[self.suit_id] | RANK_BITS[self.discard[-1] >> 2] | WILD_BITS
+            self.voids[seat] = self._playable()  # drawing is legal only when none of them is held
             self.fresh[seat] = 0
             got = self._draw(seat, self.crank if self.phase_id == CRANK else 1)
             self.crank = 0
