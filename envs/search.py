@@ -128,6 +128,7 @@ The env's rewards for the seat (and every player in the tree for itself):
 | ``max_world_samples`` | -1 | -1: a new world per iteration; k ≥ 1: a fixed pool of k worlds |
 | ``final_policy`` | ``max_visit_count`` | ``max_visit_count`` (ties at random), ``normalized_visit_count`` (sample in proportion to visits), ``max_value`` (best mean reward) |
 | ``rollout`` | ``heuristic`` | ``heuristic``, ``random``, ``prior`` (the network's best move) or ``prior_own`` (the network's for the searcher, the heuristic's for the others) |
+| ``leaf`` | ``rollout`` | how a new leaf is valued: ``rollout`` (played to the end by the ``rollout`` rule) or ``value`` (played on by that rule to the searcher's next decision, then valued by the ``prior`` network's best Q-value there; a Q-network only) |
 | ``child_selection_policy`` | ``puct`` | ``puct`` (heuristic prior, or the network's) or ``uct`` (plain UCB1) |
 | ``prior`` | (none) | a trained bot whose network gives PUCT's priors (above); ``simulations`` then defaults to 200 |
 | ``prior_temperature`` | 0 (automatic) | the softmax temperature of the priors; 0: 1 for policy logits, 0.05 for Q-values |
@@ -162,9 +163,11 @@ SEARCH_FUNCTIONS = (
     "returns",
     "heuristic_action",
 )
-OPTIONAL_FUNCTIONS = ("encoder",)  # a game without it can't be searched with a network's guidance
+# A game without them can't be searched with a network's guidance (encoder) or valued by it (sides).
+OPTIONAL_FUNCTIONS = ("encoder", "sides")
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 ROLLOUTS = ("heuristic", "random", "prior", "prior_own")
+LEAVES = ("rollout", "value")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
 DEFAULTS = {
     "simulations": 1000,
@@ -173,6 +176,7 @@ DEFAULTS = {
     "max_world_samples": -1,
     "final_policy": "max_visit_count",
     "rollout": "heuristic",
+    "leaf": "rollout",
     "child_selection_policy": "puct",
     "prior": "",
     "prior_temperature": 0.0,
@@ -244,6 +248,7 @@ def check_options(options: dict) -> dict:
     for name, allowed in (
         ("final_policy", FINAL_POLICIES),
         ("rollout", ROLLOUTS),
+        ("leaf", LEAVES),
         ("child_selection_policy", CHILD_SELECTION_POLICIES),
     ):
         if opts[name] not in allowed or type(opts[name]) is not str:
@@ -253,6 +258,8 @@ def check_options(options: dict) -> dict:
         raise ValueError(f"IS-MCTS option prior={shown(opts['prior'])}: name a trained bot (a checkpoint)")
     if opts["rollout"] in ("prior", "prior_own") and not opts["prior"]:
         raise ValueError(f"IS-MCTS option rollout={opts['rollout']}: give the network too (prior=BOT)")
+    if opts["leaf"] == "value" and not opts["prior"]:
+        raise ValueError("IS-MCTS option leaf=value: give the network that values the leaves (prior=BOT)")
     if opts["prior"] and opts["child_selection_policy"] != "puct":
         raise ValueError("IS-MCTS option prior: the network's priors need child_selection_policy=puct")
     _seed_int(opts["seed"])
@@ -366,6 +373,15 @@ class ISMCTSBot(SearchAgent):
             raise ValueError("IS-MCTS: a network was given without the prior option that names it")
         if network is not None and self.search_game.encoder is None:
             raise ValueError(f"IS-MCTS option prior: game {game!r} has no observation encoder in its view module")
+        if opts["leaf"] == "value":
+            if not action_values:
+                raise ValueError(
+                    f"IS-MCTS option leaf=value: the network of prior={opts['prior']} gives policy logits, "
+                    "not action values; value leaves need a Q-network (a Double DQN checkpoint)"
+                )
+            if self.search_game.sides is None:
+                raise ValueError(f"IS-MCTS option leaf=value: game {game!r} has no sides function in its view module")
+        self.value_leaves = opts["leaf"] == "value"
         self.network = network
         self.temperature = float(opts["prior_temperature"]) or (VALUE_TEMPERATURE if action_values else 1.0)
         self._encode: Callable[[Any, int], np.ndarray] | None = None  # per search: the view's encoder
@@ -549,12 +565,22 @@ class ISMCTSBot(SearchAgent):
                 if not forced:
                     break
             node = child
-        if not done:
-            moves = 0
-            while not terminal(state) and moves < MAX_ROLLOUT_MOVES:
+        moves = 0
+        if not done and self.value_leaves:  # on to the searcher's next decision, which the network values
+            while not terminal(state) and state.current_player != searcher and moves < MAX_ROLLOUT_MOVES:
                 state.apply(policy(state, rng))
                 moves += 1
-        rewards = game.returns(state)
+            done = terminal(state)
+        if not done:
+            if self.value_leaves:
+                rewards = self._leaf_value(state, searcher)
+            else:
+                while not terminal(state) and moves < MAX_ROLLOUT_MOVES:
+                    state.apply(policy(state, rng))
+                    moves += 1
+                rewards = game.returns(state)
+        else:
+            rewards = game.returns(state)
         for edge, player in path:
             edge.visits += 1
             edge.total += rewards[player]
@@ -566,6 +592,21 @@ class ISMCTSBot(SearchAgent):
         scores = self.network.logits(self._encode(state, state.current_player))[legal] / self.temperature
         weights = np.exp(scores - scores.max())
         return (weights / weights.sum()).tolist()
+
+    def _leaf_value(self, state, searcher: int) -> list[float]:
+        """``leaf=value``: every player's reward, from the network's value of the searcher's
+        best legal move (Q-values are the env's rewards to go). Rewards are zero-sum between
+        sides, so the searcher's side gets that value and each other side an equal share of
+        its opposite (what the others expect among themselves is not known to the network)."""
+        assert self._encode is not None and self.network is not None  # leaf=value needs prior=
+        value = float(self.network.logits(self._encode(state, searcher))[state.legal_actions()].max())
+        sides = self.search_game.sides(state)
+        others = -value / (len(sides) - 1)
+        rewards = [0.0] * sum(len(side) for side in sides)
+        for side in sides:
+            for seat in side:
+                rewards[seat] = value if searcher in side else others
+        return rewards
 
     def _network_action(self, state, rng=None) -> int:
         """``rollout=prior``: the network's favourite legal move for the player to act."""

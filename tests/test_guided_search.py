@@ -62,26 +62,30 @@ def test_the_searchers_world_observation_is_its_env_observation(env_id):
     assert checked > 100
 
 
+@pytest.mark.parametrize("leaf", ["rollout", "value"])
 @pytest.mark.parametrize("index", range(4))
-def test_craits_guided_search_is_blind_to_hidden_cards(craits, index):
+def test_craits_guided_search_is_blind_to_hidden_cards(craits, index, leaf):
     game = craits_positions()[index]
     seat = game.current_player
     rng = random.Random(index)
     moves, stats = set(), set()
     for g in (game, craits_swapped(game, seat, rng), craits_swapped(game, seat, rng)):
-        bot = guided(craits, "craits_dqn", simulations=SIMS, seed=7)
+        bot = guided(craits, "craits_dqn", simulations=SIMS, seed=7, leaf=leaf)
         moves.add(bot.act_on(g, seat))
         stats.add(tuple(sorted(bot.root_stats().items())))
     assert len(moves) == 1 and len(stats) == 1
 
 
-def test_pairs_guided_search_is_blind_to_hidden_cards(pairs):
+@pytest.mark.parametrize("leaf", ["rollout", "value"])
+def test_pairs_guided_search_is_blind_to_hidden_cards(pairs, leaf):
     rng = random.Random(5)
     network = prior_network("pairs_draft", pairs)
     for game, seat, watcher in pairs_positions(seed=2):
         results = set()
         for g in (game, pairs_swapped(game, seat, rng), pairs_swapped(game, seat, rng)):
-            bot = ISMCTSBot("pairs_draft", network=network, action_values=True, prior="pairs_draft", simulations=SIMS)
+            bot = ISMCTSBot(
+                "pairs_draft", network=network, action_values=True, prior="pairs_draft", simulations=SIMS, leaf=leaf
+            )
             bot._memory = copy.deepcopy(watcher._memory)  # what the seat remembers of the draft
             bot._rng = random.Random(11)
             move = bot.act_on(g, seat)
@@ -160,6 +164,54 @@ def test_the_spec_loads_the_named_checkpoint(craits, pairs):
 def test_bad_guided_options(options, message):
     with pytest.raises(ValueError, match=message):
         ISMCTSBot("craits", **options)
+
+
+class Constant:
+    """A Q-network that values every move of every observation alike."""
+
+    def __init__(self, value: float, size: int):
+        self.value, self.size = value, size
+
+    def logits(self, observation):
+        return np.full(self.size, self.value, np.float32)
+
+
+@pytest.mark.parametrize("partnership", [False, True])
+def test_value_leaves_are_the_networks_values_shared_out_by_side(craits, partnership):
+    """``leaf=value``: no rollout; a leaf is worth the network's value of the searcher's best
+    move there to its side, and the opposite, shared equally, to the other sides."""
+    from envs.craits.game import CraitsGame, Rules
+
+    rules = Rules.preset("create", partnership=True) if partnership else Rules.preset("craits")
+    game = CraitsGame(rules, seed=3)
+    while len(game.legal_actions()) == 1:  # on to a choice
+        game.apply(game.legal_actions()[0])
+    seat = game.current_player
+    bot = ISMCTSBot(
+        "craits", network=Constant(0.3, 109), action_values=True, prior="test", leaf="value", simulations=40
+    )
+    bot.act_on(game, seat)
+    stats = bot.root_stats()
+    assert len(stats) > 1
+    for visits, mean in stats.values():  # one trick can't end the first deal: every leaf is valued
+        assert visits > 0 and mean == pytest.approx(0.3)
+    rewards = bot._leaf_value(game, seat)
+    partner = (seat + 2) % 4
+    assert rewards[seat] == pytest.approx(0.3)
+    if partnership:
+        assert rewards[partner] == rewards[seat]
+    others = [s for s in range(4) if s != seat and not (partnership and s == partner)]
+    assert all(rewards[s] == pytest.approx(-0.3 if partnership else -0.1) for s in others)
+    assert sum(rewards) == pytest.approx(0.0)
+
+
+def test_value_leaves_need_a_q_network():
+    with pytest.raises(ValueError, match="leaf=value: give the network that values the leaves"):
+        ISMCTSBot("craits", leaf="value")
+    with pytest.raises(ValueError, match="leaf='leaves': choose one of rollout, value"):
+        ISMCTSBot("craits", leaf="leaves")
+    with pytest.raises(ValueError, match="prior=test gives policy logits, not action values"):
+        ISMCTSBot("craits", network=Constant(0.0, 109), prior="test", leaf="value")
 
 
 def test_a_network_without_its_prior_option_or_encoder_is_refused():

@@ -277,3 +277,9 @@ def heuristic_action(state: CraitsGame, rng=None) -> int:
     )
     suits = [(hand & SUIT_BITS[suit]).bit_count() for suit in range(4)]
     return play_choice(legal, hand.bit_count(), suits, next_player)
+
+
+def sides(state: CraitsGame) -> list[list[int]]:
+    """Seats grouped by side (partners together): a network-valued search shares its leaf
+    values out by side (``envs.search``)."""
+    return state.sides()

@@ -484,3 +484,9 @@ def heuristic_action(state: PairsDraftGame, rng=None) -> int:
         later_sizes,
         read_round([(play.number, play.forced) for play in trick], paired),
     )
+
+
+def sides(state: PairsDraftGame) -> list[list[int]]:
+    """Every seat is a side of its own (a network-valued search shares its leaf values out
+    by side: ``envs.search``)."""
+    return [[seat] for seat in range(NUM_PLAYERS)]
