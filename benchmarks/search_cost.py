@@ -88,14 +88,14 @@ def search_bot(game: str, spec: str, seed):
     return make_agent(spec, EnvHandle(game), seed=seed)
 
 
-def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = False) -> None:
-    print(f"{'game':<12} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}")
+def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = False, leaf: str = "rollout") -> None:
+    print(f"{'game':<12} {'leaf':<8} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}")
     for game in games:
         env, heuristic = make_env(game)
         for rollout in rollouts:
             for sims in simulations:
                 # guided: the game's shipped bot (named as the game) gives the priors
-                prior = f",prior={game}" if guided else ""
+                prior = f",prior={game},leaf={leaf}" if guided else ""
                 bot = search_bot(game, f"ismcts:simulations={sims},rollout={rollout}{prior}", seed)
                 times = []
                 want = max(1, moves if sims < 10_000 else min(moves, 3))
@@ -105,7 +105,7 @@ def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = Fal
                     game_seed += 1
                 ms = 1000 * sum(times) / len(times)
                 print(
-                    f"{game:<12} {rollout:<10} {sims:>11,} {len(times):>6} {ms:>9.1f} {1000 * ms / sims:>14.1f}",
+                    f"{game:<12} {leaf:<8} {rollout:<10} {sims:>11,} {len(times):>6} {ms:>9.1f} {1000 * ms / sims:>14.1f}",
                     flush=True,
                 )
 
@@ -172,6 +172,12 @@ def main(argv=None) -> None:
     parser.add_argument(
         "--guided", action="store_true", help="cost: the search guided by the game's shipped bot (prior=GAME)"
     )
+    parser.add_argument(
+        "--leaf",
+        default="rollout",
+        choices=("rollout", "value"),
+        help="cost, guided: how leaves are valued (value: by the network, after a rollout to the searcher's turn)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strength", choices=GAMES, help="play duplicate matches against the heuristic instead")
     parser.add_argument("--sets", type=int, default=10, help="strength: duplicate sets (deal seeds)")
@@ -195,7 +201,9 @@ def main(argv=None) -> None:
         if g not in GAMES:
             parser.error(f"unknown game {g!r}: choose from {', '.join(GAMES)}")
     simulations = [int(s) for s in args.simulations.split(",")]
-    cost(games, simulations, args.rollouts.split(","), args.moves, args.seed, args.guided)
+    if args.leaf != "rollout" and not args.guided:
+        parser.error("--leaf value values leaves by a network: add --guided")
+    cost(games, simulations, args.rollouts.split(","), args.moves, args.seed, args.guided, args.leaf)
 
 
 if __name__ == "__main__":
