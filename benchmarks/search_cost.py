@@ -89,7 +89,9 @@ def search_bot(game: str, spec: str, seed):
 
 
 def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = False, leaf: str = "rollout") -> None:
-    print(f"{'game':<12} {'leaf':<8} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}")
+    print(
+        f"{'game':<12} {'leaf':<8} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}"
+    )
     for game in games:
         env, heuristic = make_env(game)
         for rollout in rollouts:

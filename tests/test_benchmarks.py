@@ -63,3 +63,32 @@ def test_strength_plays_into_its_logs_resumes_and_writes_its_table(tmp_path, mon
     assert len(log.read_text().splitlines()) == 1 + 3 * 4
     strength.main([])  # --minutes 0: only the report
     assert "| 3 of 3 |" in capsys.readouterr().out
+
+
+def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
+    """``benchmarks/paired.py``: the difference of two logs' agents on the sets both finished,
+    each set's share as ``training.evaluate`` counts it; logs of different matches refused."""
+    import numpy as np
+    import pytest
+
+    from training.common.games import EnvHandle
+    from training.matches.evaluate import evaluate
+
+    paired = _load("paired")
+    env = EnvHandle("pairs_draft_v0")
+    first, second = ["heuristic", "random", "random", "random"], ["pairs_draft", "random", "random", "random"]
+    evaluate(env, first, 4, seed=70, log_dir=tmp_path / "a")
+    evaluate(env, second, 3, seed=70, log_dir=tmp_path / "b")
+    result = paired.main([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result["sets"] == 3
+    for key, layout, folder in (("first", first, "a"), ("second", second, "b")):
+        agent, shares = result[key]
+        assert agent == layout[0] and len(shares) == 3
+        again = evaluate(env, layout, 3, seed=70, log_dir=tmp_path / folder)  # read back, the first three sets
+        assert np.mean(shares) == pytest.approx(again["agents"][agent]["win_share"])
+    np.testing.assert_allclose(result["difference"], result["first"][1] - result["second"][1])
+    out = capsys.readouterr().out
+    assert "3 sets finished in both logs" in out and "difference, heuristic − pairs_draft" in out
+    evaluate(env, ["random", "heuristic", "heuristic", "heuristic"], 2, seed=71, log_dir=tmp_path / "c")
+    with pytest.raises(SystemExit, match="differ in seed"):
+        paired.main([str(tmp_path / "a"), str(tmp_path / "c")])

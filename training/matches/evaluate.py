@@ -168,8 +168,9 @@ def _mean_ci(set_means: np.ndarray, low=-math.inf, high=math.inf) -> tuple[float
     return mean, [max(low, mean - half), min(high, mean + half)]
 
 
-def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
-    """Per-agent statistics from the game records (any order)."""
+def per_game(records, layout: list[str], sets: int) -> tuple[dict, dict]:
+    """Each agent's mean score and win share in every game: ``{spec: array[set, rotation]}``
+    twice, from the game records (any order; set numbers below ``sets``)."""
     k = len(layout)
     specs = list(dict.fromkeys(layout))
     score = {spec: np.zeros((sets, k)) for spec in specs}
@@ -182,6 +183,13 @@ def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
         for spec, seats in seats_of.items():
             score[spec][index, rotation] = np.mean([scores[s] for s in seats])
             share[spec][index, rotation] = sum(s in winners for s in seats) / len(winners)
+    return score, share
+
+
+def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
+    """Per-agent statistics from the game records (any order)."""
+    specs = list(dict.fromkeys(layout))
+    score, share = per_game(records, layout, sets)
     agents = {}
     for spec in specs:
         mean_score, score_ci = _mean_ci(score[spec].mean(axis=1))
@@ -193,7 +201,7 @@ def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
             "mean_score_per_deal": mean_score / deals if deals else None,
             "win_share": win_share,
             "win_share_ci95": share_ci,
-            "even_share": layout.count(spec) / k,
+            "even_share": layout.count(spec) / len(layout),
         }
     return agents
 

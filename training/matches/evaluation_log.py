@@ -85,6 +85,28 @@ def read_sets(folder: Path, header: dict, seats: int) -> dict[int, dict[int, tup
     if not path.exists():
         files.write_file(path, json.dumps(header) + "\n")
         return {}
+    _, done, lines, torn = _parse(path, seats, header)
+    if torn:
+        files.write_file(path, b"\n".join(lines) + b"\n")
+    return done
+
+
+def read_log(folder: Path) -> tuple[dict, dict[int, dict[int, tuple]]]:
+    """The header of the log in ``folder`` and its finished games (as ``read_sets``), for
+    reading only: a cut-off last line is left out, the file is not touched."""
+    path = folder / LOG_FILE
+    if not path.exists():
+        raise EvaluationLogError(f"{path}: no evaluation log there")
+    first, done, _, _ = _parse(path)
+    return first, done
+
+
+def _parse(
+    path: Path, seats: int | None = None, header: dict | None = None
+) -> tuple[dict, dict[int, dict[int, tuple]], list[bytes], bool]:
+    """The log's header, its finished games, its whole lines and whether the last line was
+    cut off; with ``header``, after checking the log is that match's (``seats`` None: the
+    log's own layout tells)."""
     data = path.read_bytes()
     pieces = data.split(b"\n")
     torn = pieces[-1] != b""  # the last write was cut off: the set is played again
@@ -95,12 +117,15 @@ def read_sets(folder: Path, header: dict, seats: int) -> dict[int, dict[int, tup
         first = None
     if not isinstance(first, dict) or first.get("log") != LOG_FORMAT:
         raise EvaluationLogError(f"{path} is not an evaluation log (its first line is no {LOG_FORMAT} header)")
-    differ = [key for key in header if _canonical(header[key]) != first.get(key)]
+    expected = header or {}
+    differ = [key for key in expected if _canonical(expected[key]) != first.get(key)]
     if differ:
         raise EvaluationLogError(
             f"{path} holds another match ({', '.join(f'{k}: {first.get(k)!r} there' for k in differ)}): "
             "give another --log folder, or the command that made it"
         )
+    if seats is None:
+        seats = len(first.get("layout") or ())
     done: dict[int, dict[int, tuple]] = {}
     for number, raw in enumerate(lines[1:], start=2):
         try:
@@ -113,9 +138,7 @@ def read_sets(folder: Path, header: dict, seats: int) -> dict[int, dict[int, tup
         games = done.setdefault(line["set"], {})
         for g in line["games"]:  # a game logged twice (a resumed run that raced a kill) is the same game
             games[g["rotation"]] = (line["set"], g["rotation"], g["scores"], g["winners"])
-    if torn:
-        files.write_file(path, b"\n".join(lines) + b"\n")
-    return done
+    return first, done, lines, torn
 
 
 def append_set(folder: Path, records: list[tuple]) -> None:

@@ -1,0 +1,89 @@
+"""Two agents compared set by set: the paired difference of their win shares on the deal
+seeds both evaluation logs (``training.evaluate --log``) have finished.
+
+Two duplicate matches on the same deal seeds share most of their luck: a set whose deals
+favour the heuristic favours it against both agents. The difference of the two agents'
+win shares set by set cancels that, so it has a far narrower interval than the two
+matches' intervals side by side (docs/strength.md's tuning rows).
+
+    python benchmarks/paired.py benchmarks/results/tuning/craits_v0-ismcts_prior_craits_leaf_value \\
+        benchmarks/results/tuning/craits_v0-craits
+
+Each log's agent is the first of its layout (``--agents A,heuristic,heuristic,heuristic``);
+a set counts when both logs hold all its games. Prints each agent's win share on those sets
+and the difference (first − second), with 95% intervals over the sets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from training.matches.evaluate import Z95, per_game  # noqa: E402
+from training.matches.evaluation_log import read_log  # noqa: E402
+
+
+def set_shares(folder: Path) -> tuple[str, dict, dict[int, float]]:
+    """The log's agent (its layout's first), its header, and its win share in each finished set."""
+    header, done = read_log(folder)
+    layout = header["layout"]
+    finished = sorted(index for index, games in done.items() if len(games) == len(layout))
+    records = [done[index][rotation] for index in finished for rotation in range(len(layout))]
+    renumbered = [(finished.index(index), *rest) for index, *rest in records]
+    _, share = per_game(renumbered, layout, len(finished))
+    means = share[layout[0]].mean(axis=1)
+    return layout[0], header, dict(zip(finished, means.tolist()))
+
+
+def interval(values: np.ndarray) -> str:
+    mean = float(values.mean())
+    half = Z95 * float(values.std(ddof=1)) / math.sqrt(len(values))
+    return f"{mean:.3f} ± {half:.3f}"
+
+
+def compare(first: Path, second: Path) -> dict:
+    agent_a, head_a, a = set_shares(first)
+    agent_b, head_b, b = set_shares(second)
+    same = ("env", "env_args", "rule_args", "seed")
+    differ = [key for key in same if head_a.get(key) != head_b.get(key)]
+    if differ or head_a["layout"][1:] != head_b["layout"][1:]:
+        what = ", ".join(differ) or "the opponents"
+        raise SystemExit(
+            f"paired: the two logs differ in {what}; a paired difference needs the same match but one agent"
+        )
+    common = sorted(set(a) & set(b))
+    if len(common) < 2:
+        raise SystemExit(f"paired: the logs share {len(common)} finished set(s); a paired interval needs two or more")
+    share_a = np.array([a[i] for i in common])
+    share_b = np.array([b[i] for i in common])
+    return {
+        "sets": len(common),
+        "first": (agent_a, share_a),
+        "second": (agent_b, share_b),
+        "difference": share_a - share_b,
+    }
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("first", type=Path, help="an evaluation log folder (training.evaluate --log)")
+    parser.add_argument("second", type=Path, help="another, of the same match with another agent")
+    args = parser.parse_args(argv)
+    result = compare(args.first, args.second)
+    print(f"{result['sets']} sets finished in both logs")
+    for key in ("first", "second"):
+        agent, shares = result[key]
+        print(f"  {agent}: win share {interval(shares)}")
+    print(f"  difference, {result['first'][0]} − {result['second'][0]}: {interval(result['difference'])}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
