@@ -41,6 +41,7 @@ LOGS = ROOT / "benchmarks" / "results" / "strength"
 DOC = ROOT / "docs" / "strength.md"
 BEGIN, END = "<!-- strength table: begin -->", "<!-- strength table: end -->"
 SEARCH_10K = "ismcts:simulations=10000"
+DEEP = 1000  # the guided search's larger budget: about a second a move, five times the default
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,8 @@ def matches() -> list[Match]:
             Match(s, s.network, "heuristic", 400),
             Match(s, guided, "heuristic", 200 // searching),
             Match(s, guided, s.network, 100 // searching),
+            Match(s, f"{guided},simulations={DEEP}", "heuristic", 100 // searching),
+            Match(s, f"{guided},simulations={DEEP}", s.network, 50 // searching),
             Match(s, SEARCH_10K, "heuristic", 40 // searching),
             Match(s, guided, SEARCH_10K, 20),
         ]
