@@ -570,16 +570,12 @@ class ISMCTSBot(SearchAgent):
             while not terminal(state) and state.current_player != searcher and moves < MAX_ROLLOUT_MOVES:
                 state.apply(policy(state, rng))
                 moves += 1
-            done = terminal(state)
-        if not done:
-            if self.value_leaves:
-                rewards = self._leaf_value(state, searcher)
-            else:
-                while not terminal(state) and moves < MAX_ROLLOUT_MOVES:
-                    state.apply(policy(state, rng))
-                    moves += 1
-                rewards = game.returns(state)
-        else:
+        if self.value_leaves and not terminal(state) and state.current_player == searcher:
+            rewards = self._leaf_value(state, searcher)
+        else:  # a rollout to the end (nothing left to play if the tree reached it)
+            while not terminal(state) and moves < MAX_ROLLOUT_MOVES:
+                state.apply(policy(state, rng))
+                moves += 1
             rewards = game.returns(state)
         for edge, player in path:
             edge.visits += 1
