@@ -582,12 +582,10 @@ def test_the_search_cost_benchmark_runs(capsys):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     module.main(["--simulations", "4", "--moves", "1"])
-    module.main(["--simulations", "4", "--moves", "1", "--guided", "--leaf", "value", "--rollouts", "heuristic"])
     module.main(["--strength", "craits", "--sets", "1", "--deals", "2", "--spec", "ismcts:simulations=3"])
     module.main(["--strength", "pairs_draft", "--sets", "1", "--spec", "ismcts:simulations=2"])
     out = capsys.readouterr().out
-    assert out.count("ms/move") == 2 and out.count("win share") >= 4
-    assert "value" in out.split("ms/move")[2]  # the guided row names its leaves
+    assert out.count("ms/move") == 1 and out.count("win share") >= 4
 
 
 # ------------------------------------------------------- what play revealed (Craits)
