@@ -35,9 +35,10 @@ def set_shares(folder: Path) -> tuple[str, dict, dict[int, float]]:
     header, done = read_log(folder)
     layout = header["layout"]
     finished = sorted(index for index, games in done.items() if len(games) == len(layout))
-    records = [done[index][rotation] for index in finished for rotation in range(len(layout))]
-    renumbered = [(finished.index(index), *rest) for index, *rest in records]
-    _, share = per_game(renumbered, layout, len(finished))
+    records = [  # numbered 0, 1, ... in the order of the finished sets
+        (n, *done[index][rotation][1:]) for n, index in enumerate(finished) for rotation in range(len(layout))
+    ]
+    _, share = per_game(records, layout, len(finished))
     means = share[layout[0]].mean(axis=1)
     return layout[0], header, dict(zip(finished, means.tolist()))
 

@@ -89,13 +89,14 @@ def matches() -> list[Match]:
     out = []
     for s in SETTINGS:
         guided = f"ismcts:prior={s.network}"
+        deep = f"{guided},simulations={DEEP}"
         searching = 2 if s.partnership else 1  # seats of a search: a partnership match costs twice
         out += [
             Match(s, s.network, "heuristic", 400),
             Match(s, guided, "heuristic", 200 // searching),
             Match(s, guided, s.network, 100 // searching),
-            Match(s, f"{guided},simulations={DEEP}", "heuristic", 100 // searching),
-            Match(s, f"{guided},simulations={DEEP}", s.network, 50 // searching),
+            Match(s, deep, "heuristic", 100 // searching),
+            Match(s, deep, s.network, 50 // searching),
             Match(s, SEARCH_10K, "heuristic", 40 // searching),
             Match(s, guided, SEARCH_10K, 20),
         ]

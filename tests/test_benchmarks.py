@@ -6,6 +6,12 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from training.common.games import EnvHandle
+from training.matches.evaluate import evaluate
+
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 
 
@@ -68,12 +74,6 @@ def test_strength_plays_into_its_logs_resumes_and_writes_its_table(tmp_path, mon
 def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
     """``benchmarks/paired.py``: the difference of two logs' agents on the sets both finished,
     each set's share as ``training.evaluate`` counts it; logs of different matches refused."""
-    import numpy as np
-    import pytest
-
-    from training.common.games import EnvHandle
-    from training.matches.evaluate import evaluate
-
     paired = _load("paired")
     env = EnvHandle("pairs_draft_v0")
     first, second = ["heuristic", "random", "random", "random"], ["pairs_draft", "random", "random", "random"]
@@ -92,3 +92,15 @@ def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
     evaluate(env, ["random", "heuristic", "heuristic", "heuristic"], 2, seed=71, log_dir=tmp_path / "c")
     with pytest.raises(SystemExit, match="differ in seed"):
         paired.main([str(tmp_path / "a"), str(tmp_path / "c")])
+
+
+def test_the_search_cost_benchmark_times_the_guided_search(capsys):
+    """``search_cost.py --guided --leaf value`` runs (tiny budgets) and names the leaves it
+    timed (not in test_search.py: it loads a checkpoint, which the envs' lowest-versions run
+    can't)."""
+    search_cost = _load("search_cost")
+    search_cost.main(["--simulations", "4", "--moves", "1", "--guided", "--leaf", "value", "--rollouts", "heuristic"])
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert {row[0] for row in rows} == {"craits", "pairs_draft"} and all(row[1] == "value" for row in rows)
+    with pytest.raises(SystemExit):
+        search_cost.main(["--leaf", "value"])  # value leaves need the network: --guided

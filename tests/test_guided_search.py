@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from test_search import craits_positions, craits_swapped, pairs_positions, pairs_swapped
 
+from envs.craits.game import CraitsGame, Rules
 from envs.search import ISMCTSBot, search_game
 from training.agents import make_agent, prior_network
 from training.common.games import EnvHandle
@@ -180,8 +181,6 @@ class Constant:
 def test_value_leaves_are_the_networks_values_shared_out_by_side(craits, partnership):
     """``leaf=value``: no rollout; a leaf is worth the network's value of the searcher's best
     move there to its side, and the opposite, shared equally, to the other sides."""
-    from envs.craits.game import CraitsGame, Rules
-
     rules = Rules.preset("create", partnership=True) if partnership else Rules.preset("craits")
     game = CraitsGame(rules, seed=3)
     while len(game.legal_actions()) == 1:  # on to a choice
@@ -256,21 +255,3 @@ def test_own_network_rollouts_play_the_searchers_moves_by_the_network(pairs):
     assert bot._policy(other, rng) == pairs_view.heuristic_action(other, rng)
     with pytest.raises(ValueError, match="rollout=prior_own: give the network too"):
         ISMCTSBot("pairs_draft", rollout="prior_own")
-
-
-def test_the_search_cost_benchmark_times_the_guided_search(capsys):
-    """``benchmarks/search_cost.py --guided --leaf value`` runs (tiny budgets; its figures are
-    not checked) and names the leaves it timed. Here, not in test_search.py: the guided search
-    loads a checkpoint, which the envs' lowest-versions run can't."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).parent.parent / "benchmarks" / "search_cost.py"
-    spec = importlib.util.spec_from_file_location("search_cost", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.main(["--simulations", "4", "--moves", "1", "--guided", "--leaf", "value", "--rollouts", "heuristic"])
-    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
-    assert {row[0] for row in rows} == {"craits", "pairs_draft"} and all(row[1] == "value" for row in rows)
-    with pytest.raises(SystemExit):
-        module.main(["--leaf", "value"])  # value leaves need the network: --guided
