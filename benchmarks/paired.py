@@ -9,7 +9,8 @@ matches' intervals side by side (docs/strength.md's tuning rows).
     python benchmarks/paired.py benchmarks/results/tuning/craits_v0-ismcts_prior_craits_leaf_value \\
         benchmarks/results/tuning/craits_v0-craits
 
-Each log's agent is the first of its layout (``--agents A,heuristic,heuristic,heuristic``);
+Each log's agent is the first of its layout (``--agents A,heuristic,heuristic,heuristic``, or
+a partnership's ``A,heuristic`` that seats it twice);
 a set counts when both logs hold all its games. Prints each agent's win share on those sets
 and the difference (first − second), with 95% intervals over the sets.
 """
@@ -49,12 +50,18 @@ def interval(values: np.ndarray) -> str:
     return f"{mean:.3f} ± {half:.3f}"
 
 
+def opponents(layout: list[str]) -> list[str | None]:
+    """The layout with the agent's seats blanked: two logs pair when these agree (a
+    partnership's agent holds two seats)."""
+    return [None if spec == layout[0] else spec for spec in layout]
+
+
 def compare(first: Path, second: Path) -> dict:
     agent_a, head_a, a = set_shares(first)
     agent_b, head_b, b = set_shares(second)
     same = ("env", "env_args", "rule_args", "seed")
     differ = [key for key in same if head_a.get(key) != head_b.get(key)]
-    if differ or head_a["layout"][1:] != head_b["layout"][1:]:
+    if differ or opponents(head_a["layout"]) != opponents(head_b["layout"]):
         what = ", ".join(differ) or "the opponents"
         raise SystemExit(
             f"paired: the two logs differ in {what}; a paired difference needs the same match but one agent"

@@ -94,6 +94,26 @@ def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
         paired.main([str(tmp_path / "a"), str(tmp_path / "c")])
 
 
+def test_paired_compares_partnerships(tmp_path):
+    """A partnership's agent holds two seats: two logs pair when the seats it doesn't hold
+    agree, and logs with other opponents are refused."""
+    paired = _load("paired")
+    env = EnvHandle("craits_v0", {"preset": "create", "partnership": True, "deals": [2]})
+    layouts = {
+        "a": ["heuristic", "random", "heuristic", "random"],
+        "b": ["create", "random", "create", "random"],
+        "c": ["random", "heuristic", "random", "heuristic"],
+    }
+    for folder, layout in layouts.items():
+        evaluate(env, layout, 3, seed=72, log_dir=tmp_path / folder)
+    result = paired.main([str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result["sets"] == 3 and result["first"][0] == "heuristic" and result["second"][0] == "create"
+    again = evaluate(env, layouts["a"], 3, seed=72, log_dir=tmp_path / "a")
+    assert np.mean(result["first"][1]) == pytest.approx(again["agents"]["heuristic"]["win_share"])
+    with pytest.raises(SystemExit, match="differ in the opponents"):
+        paired.main([str(tmp_path / "a"), str(tmp_path / "c")])
+
+
 def test_the_search_cost_benchmark_times_the_guided_search(capsys):
     """``search_cost.py --guided --leaf value`` runs (tiny budgets) and names the leaves it
     timed (not in test_search.py: it loads a checkpoint, which the envs' lowest-versions run
