@@ -114,6 +114,41 @@ def test_paired_compares_partnerships(tmp_path):
         paired.main([str(tmp_path / "a"), str(tmp_path / "c")])
 
 
+def test_phases_splits_the_draft_from_the_rounds(tmp_path):
+    """``benchmarks/phases.py``: one agent picks and discards, the other plays the rounds."""
+    phases = _load("phases")
+    env = EnvHandle("pairs_draft_v0")
+    seen = {"draft": [], "play": []}
+
+    class Recorder:
+        def __init__(self, part):
+            self.part, self.name = part, part
+
+        def reset(self):
+            pass
+
+        def act(self, observation, action_mask):
+            seen[self.part].append(phases.PHASES[int(np.argmax(observation[phases.PHASE :][:4]))])
+            return int(np.flatnonzero(action_mask)[0])
+
+    halves = phases.Halves("both", Recorder("draft"), Recorder("play"))
+    aec = env.raw
+    aec.reset(seed=3)
+    for name in aec.agent_iter():
+        observation, _, termination, truncation, _ = aec.last()
+        if termination or truncation:
+            aec.step(None)
+        elif name == aec.agents[0]:
+            aec.step(phases._checked(halves, 0, observation, aec.game))
+        else:
+            aec.step(int(np.flatnonzero(observation["action_mask"])[0]))
+    assert seen["draft"] == ["draft"] * 11 + ["discard"] and seen["play"] == ["play"] * 10
+    # the same rule in both halves is the heuristic itself: every seat alike, the even share
+    result = phases.main(["--draft", "heuristic", "--play", "heuristic", "--sets", "2", "--log", str(tmp_path / "log")])
+    assert result["agents"]["heuristic + heuristic"]["win_share"] == 0.25
+    assert phases.match.make_agent is phases.make_agent  # the match's factory is given back
+
+
 def test_the_search_cost_benchmark_times_the_guided_search(capsys):
     """``search_cost.py --guided --leaf value`` runs (tiny budgets) and names the leaves it
     timed (not in test_search.py: it loads a checkpoint, which the envs' lowest-versions run
