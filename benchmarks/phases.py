@@ -20,18 +20,15 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import training.matches.evaluate as match  # noqa: E402
-from envs.pairs_draft.env import PHASE, PHASES  # noqa: E402
 from training.agents import checked_act, make_agent  # noqa: E402
 from training.common.games import EnvHandle  # noqa: E402
 
 SEP = " + "
-DRAFTING = (PHASES.index("draft"), PHASES.index("discard"))
+DRAFTING = ("draft", "discard")  # the engine's phases the draft agent answers
 
 
 class Halves:
@@ -44,9 +41,8 @@ class Halves:
         self.draft.reset()
         self.play.reset()
 
-    def agent_for(self, observation: np.ndarray):
-        phase = int(np.argmax(observation[PHASE : PHASE + len(PHASES)]))
-        return self.draft if phase in DRAFTING else self.play
+    def agent_for(self, game):
+        return self.draft if game.phase in DRAFTING else self.play
 
 
 def _make(spec: str, env, seed=None, deterministic: bool = True):
@@ -58,7 +54,7 @@ def _make(spec: str, env, seed=None, deterministic: bool = True):
 
 def _checked(agent, seat: int, observation: dict, game, role: str = "") -> int:
     if isinstance(agent, Halves):
-        agent = agent.agent_for(observation["observation"])
+        agent = agent.agent_for(game)
     return checked_act(agent, seat, observation, game, role)
 
 
