@@ -51,12 +51,13 @@ class Setting:
     args: dict
     network: str  # the shipped bot: today's network, and the prior of the guided search
     partnership: bool = False
+    challengers: tuple[str, ...] = ()  # newer shipped networks, measured against the heuristic and the network
 
 
 SETTINGS = [
     Setting("craits", "craits_v0", {"preset": "craits"}, "craits"),
     Setting("create", "craits_v0", {"preset": "create", "partnership": True}, "create", partnership=True),
-    Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft"),
+    Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
 
 
@@ -91,11 +92,13 @@ def matches() -> list[Match]:
         guided = f"ismcts:prior={s.network}"
         deep = f"{guided},simulations={DEEP}"
         searching = 2 if s.partnership else 1  # seats of a search: a partnership match costs twice
+        out.append(Match(s, s.network, "heuristic", 400))
+        for bot in s.challengers:
+            out += [Match(s, bot, "heuristic", 400), Match(s, bot, s.network, 400)]
         out += [
-            Match(s, s.network, "heuristic", 400),
             Match(s, guided, "heuristic", 200 // searching),
             Match(s, guided, s.network, 100 // searching),
-            Match(s, deep, "heuristic", 100 // searching),
+            Match(s, deep, "heuristic", 200 // searching),  # the strongest search: as many sets as sessions allow
             Match(s, deep, s.network, 50 // searching),
             Match(s, SEARCH_10K, "heuristic", 40 // searching),
             Match(s, guided, SEARCH_10K, 20),
