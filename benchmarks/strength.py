@@ -103,6 +103,7 @@ def matches() -> list[Match]:
             Match(s, SEARCH_10K, "heuristic", 40 // searching),
             Match(s, guided, SEARCH_10K, 20),
         ]
+        out += [Match(s, bot, SEARCH_10K, 20) for bot in s.challengers]
     return out
 
 
