@@ -51,7 +51,7 @@ class Setting:
     args: dict
     network: str  # the shipped bot: today's network, and the prior of the guided search
     partnership: bool = False
-    challengers: tuple[str, ...] = ()  # newer shipped networks, measured against the heuristic and the network
+    challengers: tuple[str, ...] = ()  # newer shipped networks: rows against the heuristic, the network, IS-MCTS
 
 
 SETTINGS = [
