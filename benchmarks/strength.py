@@ -55,7 +55,7 @@ class Setting:
 
 
 SETTINGS = [
-    Setting("craits", "craits_v0", {"preset": "craits"}, "craits"),
+    Setting("craits", "craits_v0", {"preset": "craits"}, "craits", challengers=("craits_ensemble",)),
     Setting("create", "craits_v0", {"preset": "create", "partnership": True}, "create", partnership=True),
     Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
