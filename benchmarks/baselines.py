@@ -11,8 +11,8 @@ For each setting (Craits 4 players `craits`, Craits partnership `create`, Pairs 
 - a league of all the agents (``training.matches.league``): OpenSkill ratings with random pinned
   at 25, and the Bradley-Terry Elo with its bootstrap interval (not with ``--league-sets 0``).
 
-The agents: random, the heuristic, IS-MCTS at the ``--search`` budgets, the shipped bot of
-the setting, and the search guided by it (``ismcts:prior=BOT``, its default budget).
+The agents: random, the heuristic, IS-MCTS at the ``--search`` budgets, the shipped bots of
+the setting, and the search guided by each (``ismcts:prior=BOT``, its default budget).
 
 Run from the repository root (``--sets`` duplicate sets per row, ``--search-sets`` for the
 rows whose agent searches; ``--search`` the IS-MCTS budgets; more of each take longer)::
@@ -42,9 +42,9 @@ from training.common.games import EnvHandle  # noqa: E402
 from training.matches.evaluate import Z95, evaluate, play_game  # noqa: E402
 
 SETTINGS = {
-    "craits": ("craits_v0", {"preset": "craits"}, "checkpoints/craits"),
-    "create (partnership)": ("craits_v0", {"preset": "create", "partnership": True}, "checkpoints/create"),
-    "pairs_draft": ("pairs_draft_v0", {}, "checkpoints/pairs_draft"),
+    "craits": ("craits_v0", {"preset": "craits"}, ["checkpoints/craits", "checkpoints/craits_ensemble"]),
+    "create (partnership)": ("craits_v0", {"preset": "create", "partnership": True}, ["checkpoints/create"]),
+    "pairs_draft": ("pairs_draft_v0", {}, ["checkpoints/pairs_draft", "checkpoints/pairs_draft_ensemble"]),
 }
 
 
@@ -115,9 +115,8 @@ def measure(
         lines += ["No league this time (`--league-sets 0`): the fixed field only.", ""]
     for name, (env_id, args, shipped) in SETTINGS.items():
         env = EnvHandle(env_id, args)
-        guided = [f"ismcts:prior={shipped}"] if shipped else []
-        agents = ["random", "heuristic"] + [f"ismcts:simulations={b}" for b in budgets] + ([shipped] if shipped else [])
-        agents += guided
+        agents = ["random", "heuristic"] + [f"ismcts:simulations={b}" for b in budgets] + shipped
+        agents += [f"ismcts:prior={bot}" for bot in shipped]
         partnered = env.rule_args.get("partnership", False)
         lines += [
             f"## {name} (`{env_id}`, {', '.join(f'{k}={v}' for k, v in args.items()) or 'default arguments'})",
