@@ -38,13 +38,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from strength import SETTINGS as STRENGTH_SETTINGS  # noqa: E402  (this script's folder is on sys.path)
+
 from training.common.games import EnvHandle  # noqa: E402
 from training.matches.evaluate import Z95, evaluate, play_game  # noqa: E402
 
+# The settings and their shipped bots are strength.py's, so that a bot shipped there gets its
+# rows here too: {heading: (env id, env args, shipped bots' folders)}.
 SETTINGS = {
-    "craits": ("craits_v0", {"preset": "craits"}, ["checkpoints/craits", "checkpoints/craits_ensemble"]),
-    "create (partnership)": ("craits_v0", {"preset": "create", "partnership": True}, ["checkpoints/create"]),
-    "pairs_draft": ("pairs_draft_v0", {}, ["checkpoints/pairs_draft", "checkpoints/pairs_draft_ensemble"]),
+    f"{s.name} (partnership)" if s.partnership else s.name: (
+        s.env_id,
+        s.args,
+        [f"checkpoints/{bot}" for bot in (s.network, *s.challengers)],
+    )
+    for s in STRENGTH_SETTINGS
 }
 
 
