@@ -90,6 +90,24 @@ def test_interrupted_run_resumes(tmp_path, monkeypatch):
     assert len(segments) == 2 and int(segments[1][5:]) == stopped_at
 
 
+def test_a_learning_rate_schedule_sets_the_rate_and_a_resume_may_change_only_its_future(tmp_path, monkeypatch):
+    config = dqn_tiny(tmp_path, algorithm={"learning_rate_steps": {512: 1e-5}}, **{"training.total_timesteps": 2048})
+    stopped_at = interrupt_training(config, monkeypatch)
+    run, ckpt = config.run_dir, config.run_dir / "checkpoint"
+
+    def rate():
+        return torch.load(ckpt / "model.zip", weights_only=True)["optimizer"]["param_groups"][0]["lr"]
+
+    assert 512 < stopped_at and rate() == 1e-5
+    for past in ("{512: 2.0e-5}", f"{{512: 1.0e-5, {stopped_at - 16}: 3.0e-6}}", "{}"):
+        with pytest.raises(SystemExit, match="can't change algorithm.learning_rate_steps at timestep"):
+            train_module.main(["--resume", str(run), "--set", f"algorithm.learning_rate_steps={past}"])
+    future = {512: 1e-5, stopped_at: 3e-6}  # from the first timestep it has not trained
+    train_module.main(["--resume", str(run), "--set", f"algorithm.learning_rate_steps={future}"])
+    assert rate() == 3e-6  # the schedule's rate, not the one the resumed optimizer saved
+    assert load_config(run / "config.yaml").algorithm.learning_rate_steps == future
+
+
 def test_batch_larger_than_the_buffer_is_refused():
     from training.learning.config import ConfigError
 

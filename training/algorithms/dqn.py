@@ -46,6 +46,10 @@ class Config(Section):
     net_arch: list[Annotated[int, Field(gt=0)]] = [128, 128]
     activation: Literal["tanh", "relu"] = "relu"
     learning_rate: Number = Field(1e-4, gt=0, le=1)
+    # {timestep: rate}: from that timestep on, that rate (a step schedule; learning_rate before
+    # the first). Its future may change when a run resumes: a long run's last stretch at a lower
+    # rate settles its Q-values' noise (docs/strength.md).
+    learning_rate_steps: dict[Annotated[int, Field(ge=0)], Annotated[Number, Field(gt=0, le=1)]] = {}
     buffer_size: int = Field(100_000, gt=0)  # transitions kept (the oldest make way)
     batch_size: int = Field(128, gt=0)  # at most buffer_size
     gamma: Number = Field(0.99, ge=0, le=1)
@@ -157,6 +161,15 @@ class DoubleDQN:
         return self._logger
 
     @property
+    def learning_rate(self) -> float:
+        """The rate of the schedule at the current timestep."""
+        a = self.config
+        return next(
+            (a.learning_rate_steps[t] for t in sorted(a.learning_rate_steps, reverse=True) if t <= self.num_timesteps),
+            a.learning_rate,
+        )
+
+    @property
     def epsilon(self) -> float:
         a = self.config
         done = min(1.0, self.num_timesteps / a.epsilon_decay_steps)
@@ -223,6 +236,8 @@ class DoubleDQN:
         if self.buffer.size < max(a.learning_starts, a.batch_size):
             return
         loss_fn = F.smooth_l1_loss if a.loss == "huber" else F.mse_loss
+        for group in self.optimizer.param_groups:  # the schedule's, not the rate a resumed optimizer saved
+            group["lr"] = self.learning_rate
         for _ in range(a.gradient_steps):
             obs, actions, rewards, next_obs, next_masks, dones = (
                 torch.as_tensor(x, device=self.device) for x in self.buffer.sample(a.batch_size, self.rng)
@@ -268,6 +283,7 @@ class DoubleDQN:
             if self.num_timesteps >= next_log or not going or self.num_timesteps >= total:
                 next_log = (self.num_timesteps // LOG_EVERY + 1) * LOG_EVERY
                 self.logger.record("rollout/epsilon", self.epsilon)
+                self.logger.record("train/learning_rate", self.learning_rate)
                 self.logger.record("train/n_updates", self.n_updates)
                 self.logger.record("time/fps", int((self.num_timesteps - first) / max(time.time() - started, 1e-9)))
                 self.logger.dump(self.num_timesteps)

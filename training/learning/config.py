@@ -158,6 +158,7 @@ RESUMABLE = (
     "checkpoints.",
     "vec.",
     "algorithm.device",
+    "algorithm.learning_rate_steps",  # its future only: resume_config refuses a change to its past
     "algorithm.torch_threads",
     "algorithm.num_env_runners",
     "algorithm.num_envs_per_env_runner",
@@ -292,8 +293,9 @@ def load_config(path=None, overrides: list[str] | None = None, data: dict | None
     return load_yaml(Config, path, overrides, data)
 
 
-def check_resumable(saved: Config, wanted: Config) -> None:
-    """A resumed run continues the same experiment: only how long and how it runs may change."""
+def check_resumable(saved: Config, wanted: Config, trained: int = 0) -> None:
+    """A resumed run continues the same experiment: only how long and how it runs may change,
+    and a learning-rate schedule's steps after the ``trained`` timesteps."""
     old, new = _flatten(saved.to_dict()), _flatten(wanted.to_dict())
     changed = [k for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k) and not k.startswith(RESUMABLE)]
     if changed:
@@ -301,6 +303,13 @@ def check_resumable(saved: Config, wanted: Config) -> None:
             "a resumed run can't change "
             + "; ".join(f"{k} ({shown(old.get(k))} -> {shown(new.get(k))})" for k in changed)
             + f": only {', '.join(RESUMABLE)} may change; start a new run for the rest"
+        )
+    before, after = (getattr(c.algorithm, "learning_rate_steps", {}) for c in (saved, wanted))
+    past = sorted(t for t in set(before) | set(after) if t < trained and before.get(t) != after.get(t))
+    if past:
+        raise ConfigError(
+            f"a resumed run can't change algorithm.learning_rate_steps at timestep {past[0]}: the run has "
+            f"trained {trained} timesteps already; only steps from there on may change"
         )
 
 

@@ -248,7 +248,7 @@ def resume_config(run_dir: Path, overrides: list[str]) -> Config:
         raise ConfigError(f"{run_dir} is not a run that can be resumed (needs {CONFIG_FILE} and checkpoint/model.zip)")
     saved = load_config(run_dir / CONFIG_FILE)
     wanted = load_config(run_dir / CONFIG_FILE, overrides)
-    check_resumable(saved, wanted)
+    check_resumable(saved, wanted, trained=read_meta(run_dir / "checkpoint")["timesteps"])
     return wanted
 
 
