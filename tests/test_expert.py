@@ -98,3 +98,18 @@ def test_a_guide_for_another_game_is_refused_before_any_game(tmp_path):
     with pytest.raises(ValueError, match="trained for craits_v0"):
         run(tmp_path / "exit", "--prior", "craits")
     assert not (tmp_path / "exit" / "round_0").exists()
+
+
+@pytest.mark.parametrize(
+    "env_id, env_args, prior, side",
+    [
+        ("pairs_draft_v0", {}, "pairs_draft", {1}),
+        ("craits_v0", {"preset": "create", "partnership": True, "deals": [5, 5]}, "create", {1, 3}),
+    ],
+)
+def test_the_search_plays_its_whole_side_and_every_decision_is_kept(env_id, env_args, prior, side):
+    # game 1: the search sits in seat 1 (and, in partnership play, in its partner's seat 3)
+    data = expert._play_chunk((env_id, env_args, prior, ["random"], 8, 0, 1, 1))
+    assert set(data["seats"]) == side and set(data["games"]) == {1}
+    assert len(data["observations"]) == len(data["seats"]) == len(data["results"])
+    assert len(set(data["results"])) == 1  # the side's result, the same for both partners

@@ -47,6 +47,10 @@ class EnvHandle:
     def new_raw(self):
         return make_raw_env(self.id, **self.args)
 
+    def side(self, seat: int) -> set[int]:
+        """The seats of ``seat``'s side: it and, in partnership play, its partner across the table."""
+        return {seat, (seat + 2) % self.seats} if self.rule_args.get("partnership", False) else {seat}
+
     def __reduce__(self):
         return EnvHandle, (self.id, self.args)
 

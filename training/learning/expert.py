@@ -7,8 +7,9 @@ Round r (its folder ``OUT/round_<r>/``):
 
 1. **Games.** The search guided by the round's network (``ismcts:prior=NET``; round 0: the
    ``--prior`` bot, round r: round r-1's network) takes one seat (moved round the table from
-   game to game); every other seat is drawn from the pool: ``--pool`` (the heuristic and a
-   plain search by default) and every earlier round's network. At each of the search's
+   game to game), both seats of a side in partnership play; every other seat is drawn from
+   the pool: ``--pool`` (the heuristic and a plain search by default) and every earlier
+   round's network. At each of the search's
    decisions with a choice, the seat's observation, its action mask and the search's
    *visit distribution* at the root are kept, and after the game the seat's env reward
    over the game (the search's result: kept, not yet a training target: the checkpoint
@@ -21,7 +22,8 @@ Round r (its folder ``OUT/round_<r>/``):
    kept). It is saved as an ordinary checkpoint (``checkpoint/``: policy logits,
    ``masked_sampling``; deterministic agents play their best move), so it loads wherever a
    bot does, as an opponent, a prior, or a shipped bot.
-3. **Evaluation.** The new network alone against three heuristic bots, in duplicate format
+3. **Evaluation.** The new network against heuristic bots (a side of two against a side of
+   two in partnership play, one against three otherwise), in duplicate format
    (``--eval-sets`` sets from ``--eval-seed``), appended to ``OUT/rounds.jsonl``.
 
 Each step is skipped when its files exist, so the same command resumes where a run stopped
@@ -43,7 +45,7 @@ from training.common.commands import command_parser
 from training.common.files import write_atomically
 from training.common.games import EnvHandle, parse_env_args
 from training.common.version import deckgym_version
-from training.matches.evaluate import evaluate
+from training.matches.evaluate import bot_layout, evaluate
 from training.running.executor import LocalExecutor, limit_threads
 
 CHUNK_GAMES = 20  # games per data file: what a stop may lose
@@ -60,13 +62,17 @@ def _play_chunk(task) -> dict[str, np.ndarray]:
     masks: list[np.ndarray] = []
     targets: list[np.ndarray] = []
     owners: list[int] = []
+    deciders: list[int] = []
     results: list[float] = []
     for game in range(first_game, first_game + games):
         rng = random.Random(seed * 1_000_003 + game)
         learner = game % env.seats
-        search = make_agent(f"ismcts:prior={guide},simulations={simulations}", env, seed=[seed, game])
+        side = env.side(learner)
+        spec = f"ismcts:prior={guide},simulations={simulations}"
         seats = [
-            search if s == learner else make_agent(rng.choice(pool), env, seed=[seed, game, s])
+            make_agent(spec, env, seed=[seed, game] if s == learner else [seed, game, s])
+            if s in side
+            else make_agent(rng.choice(pool), env, seed=[seed, game, s])
             for s in range(env.seats)
         ]
         for agent in seats:
@@ -77,21 +83,22 @@ def _play_chunk(task) -> dict[str, np.ndarray]:
             for agent_id in raw.agent_iter():
                 obs, reward, termination, truncation, _ = raw.last()
                 seat = raw.agent_name_mapping[agent_id]
-                if seat == learner:
+                if seat == learner:  # partners share their side's reward: counted once
                     total += reward
                 if termination or truncation:
                     raw.step(None)
                     continue
                 mask = obs["action_mask"]
-                if seat == learner and mask.sum() > 1:
-                    action = search.act_on(raw.game, seat)
+                if seat in side and mask.sum() > 1:
+                    action = seats[seat].act_on(raw.game, seat)
                     visits = np.zeros(len(mask), np.float32)
-                    for a, (n, _) in search.root_stats().items():
+                    for a, (n, _) in seats[seat].root_stats().items():
                         visits[a] = n
                     observations.append(np.array(obs["observation"], np.float32))
                     masks.append(np.array(mask, np.int8))
                     targets.append(visits / visits.sum())
                     owners.append(game)
+                    deciders.append(seat)
                 else:
                     action = checked_act(seats[seat], seat, obs, raw.game)
                 raw.step(action)
@@ -104,6 +111,7 @@ def _play_chunk(task) -> dict[str, np.ndarray]:
         "masks": np.array(masks, np.int8).reshape(-1, env.num_actions),
         "visits": np.array(targets, np.float32).reshape(-1, env.num_actions),
         "games": np.array(owners, np.int64),
+        "seats": np.array(deciders, np.int64),
         "results": np.array(results, np.float32),
     }
 
@@ -131,7 +139,8 @@ def play_round(folder: Path, env: EnvHandle, guide: str, pool: list[str], args) 
         write_atomically(folder / "games" / f"chunk_{k}", lambda tmp, data=data: np.savez(tmp / "data.npz", **data))
         print(f"{folder.name}: games chunk {k + 1} of {len(chunks)} ({len(data['games'])} decisions)", flush=True)
     parts = [np.load(folder / "games" / f"chunk_{k}" / "data.npz") for k in chunks]
-    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0].files}
+    names = set.intersection(*(set(p.files) for p in parts))  # chunks written before "seats" lack it
+    return {name: np.concatenate([p[name] for p in parts]) for name in sorted(names)}
 
 
 # --------------------------------------------------------------------------- training
@@ -246,7 +255,7 @@ def run(args) -> list[dict]:
             arrays, record = fit(guide, env, data, args)
             save_network(folder, guide, env, arrays, record, args, r)
         network = (folder / "checkpoint").as_posix()
-        layout = [network, "heuristic", "heuristic", "heuristic"][: env.seats]
+        layout = bot_layout(env, network, "heuristic", own_partner=True)
         result = evaluate(env, layout, args.eval_sets, seed=args.eval_seed, processes=args.processes)["agents"][network]
         line = {
             "round": r,

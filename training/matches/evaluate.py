@@ -278,7 +278,7 @@ def evaluate(
 def bot_layout(env, bot, opponent: str, own_partner: bool = False) -> list[str]:
     """One agent per seat of ``env``: ``bot`` in seat 0 (and seat 2, its partner, when it
     plays its own partner in partnership play), ``opponent`` in all the others."""
-    mine = (0, 2) if own_partner and env.rule_args.get("partnership", False) else (0,)
+    mine = env.side(0) if own_partner else {0}
     return [str(bot) if seat in mine else opponent for seat in range(env.seats)]
 
 
