@@ -70,7 +70,7 @@ def _play_chunk(task) -> dict[str, np.ndarray]:
         side = env.side(learner)
         spec = f"ismcts:prior={guide},simulations={simulations}"
         seats = [
-            make_agent(spec, env, seed=[seed, game] if s == learner else [seed, game, s])
+            make_agent(spec, env, seed=[seed, game] if s == learner else [seed, game, s])  # the learner's as before
             if s in side
             else make_agent(rng.choice(pool), env, seed=[seed, game, s])
             for s in range(env.seats)

@@ -106,7 +106,7 @@ class LearnerTable:
         self.raw = env.new_raw()
         self.pool = pool
         self.learner_seat = learner_seat
-        self.own_partner = env.rule_args.get("partnership", False) and partner == "learner"
+        self.env, self.own_partner = env, partner == "learner"
         self.rng = np.random.default_rng(seed)
         self.seated: dict = {}
         self.learner = None
@@ -121,7 +121,7 @@ class LearnerTable:
         n = len(raw.possible_agents)
         seat = int(self.rng.integers(n)) if self.learner_seat == "random" else self.learner_seat
         self.learner = raw.possible_agents[seat]
-        controlled = {seat, (seat + 2) % n} if self.own_partner else {seat}
+        controlled = self.env.side(seat) if self.own_partner else {seat}
         self.seated = {a: None if s in controlled else self.pool.draw() for s, a in enumerate(raw.possible_agents)}
         for agent in self.seated.values():
             if agent is not None:
