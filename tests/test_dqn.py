@@ -233,12 +233,46 @@ def test_replay_keeps_terminal_observations_and_next_masks():
     assert set(b.dones[~first]) == {0.0, 1.0} and b.dones[~first].mean() > 0.5
 
 
-def test_double_dqn_learns_the_chain():
+def test_n_step_replay_sums_the_rewards_to_the_bootstrap():
+    """n_step 2 on the two-step chain: a first move's transition carries both rewards and
+    bootstraps from the terminal observation, discounted twice; the second move's once. An
+    episode's end stores every pending turn (n_step 3 stores the same)."""
+    gamma = 0.5
+    for n_step in (2, 3):
+        model = chain_model(
+            n=3, truncate_every=3, gamma=gamma, n_step=n_step, train_freq=1, learning_starts=10_000, buffer_size=200
+        )
+        model.learn(60, reset_num_timesteps=True)
+        b = model.buffer
+        rows = np.arange(b.size)
+        states, next_states = b.obs[rows].argmax(1), b.next_obs[rows].argmax(1)
+        first = np.flatnonzero(states < 3)
+        assert len(first) >= 20 and (next_states == 6).all()  # every transition bootstraps from the end
+        # an env's two turns are stored together, the first move first
+        following = first + 1
+        np.testing.assert_array_equal(states[following], 3 + (states[first] + b.actions[first]) % 3)
+        np.testing.assert_allclose(
+            b.rewards[first], ChainEnv.R[states[first], b.actions[first]] + gamma * b.rewards[following], rtol=1e-6
+        )
+        np.testing.assert_allclose(b.rewards[following], ChainEnv.R[states[following], b.actions[following]])
+        np.testing.assert_allclose(b.discounts[first], gamma**2)
+        np.testing.assert_allclose(b.discounts[following], gamma)
+        np.testing.assert_array_equal(b.dones[first], b.dones[following])  # the same ending: terminal or truncated
+        assert set(b.dones[first]) == {0.0, 1.0}
+        assert [len(p) for p in model._pending] == [0, 0, 0]  # 20 steps: every episode ended
+        model.learn(3, reset_num_timesteps=False)  # one more step: each env holds its first turn
+        assert [len(p) for p in model._pending] == [1, 1, 1] and model.buffer.size == b.size
+    assert chain_model(n=2).buffer.discounts is None  # one-step returns keep no discounts
+
+
+@pytest.mark.parametrize("n_step", [1, 2])
+def test_double_dqn_learns_the_chain(n_step):
     """A sanity check of the whole learner: the optimal values of a two-step game with masks
-    (the best first move gives up reward now for more later)."""
+    (the best first move gives up reward now for more later), with one-step and two-step returns."""
     gamma = 0.9
     model = chain_model(
         n=4,
+        n_step=n_step,
         gamma=gamma,
         net_arch=[32],
         learning_rate=3e-3,

@@ -12,6 +12,12 @@ OpenSpiel. A Q-network gives one value per action; the move is the masked argmax
   y = r + gamma (1 - done) Q_target(s', a*); Huber (smooth L1) or MSE loss, Adam, gradient
   norm clipping. The target network is a copy of the online one, refreshed every
   ``target_update`` gradient steps (a hard update, as RLCard and OpenSpiel do).
+- n-step returns (``n_step`` > 1): a transition's reward is the discounted sum of the
+  learner's next ``n_step`` rewards, and its target bootstraps from the observation ``n_step``
+  learner turns on, discounted by gamma ** n_step (fewer at an episode's end). A reward that
+  comes only at the end of a long game (Pairs Draft's) then reaches the early decisions in
+  fewer rounds of bootstrapping. Rewards are taken as played (epsilon-greedy), uncorrected,
+  as Rainbow does; ``n_step: 1`` is plain one-step Double DQN.
 - Truncation: as SB3 does, an episode cut short (``TimeLimit.truncated``: Craits' 10,000-action
   safety net) is bootstrapped, not terminal. The env gives no mask for a terminal
   observation, so the max is then taken over all actions (an ended episode's stored mask is
@@ -53,6 +59,7 @@ class Config(Section):
     buffer_size: int = Field(100_000, gt=0)  # transitions kept (the oldest make way)
     batch_size: int = Field(128, gt=0)  # at most buffer_size
     gamma: Number = Field(0.99, ge=0, le=1)
+    n_step: int = Field(1, gt=0)  # learner turns summed before bootstrapping (module doc)
     learning_starts: int = Field(5_000, ge=0)  # transitions in the buffer before the first gradient step
     train_freq: int = Field(4, gt=0)  # vectorised env steps (of n_envs transitions each) between rounds
     gradient_steps: int = Field(1, gt=0)  # minibatches per round
@@ -80,6 +87,7 @@ def memory_bytes(config, obs_size: int, n_actions: int) -> dict:
     sizes = [obs_size, *a.net_arch, n_actions]
     params = sum((i + 1) * o for i, o in zip(sizes, sizes[1:]))
     transition = 8 * obs_size + n_actions + 16  # obs and next obs (float32), next mask (bool), action, reward, done
+    transition += 4 * (a.n_step > 1)  # the bootstrap's discount (float32)
     # float32: online and target weights, gradients, Adam's two moments; a minibatch's activations
     # (three passes: online on obs and next obs, target on next obs), forward and backward, and
     # the minibatch itself as numpy arrays and as tensors
@@ -94,8 +102,10 @@ def check_installed() -> None:
 class ReplayBuffer:
     """The last ``capacity`` transitions, in preallocated arrays (a ring)."""
 
-    def __init__(self, capacity: int, obs_size: int, n_actions: int):
+    def __init__(self, capacity: int, obs_size: int, n_actions: int, discounts: bool = False):
         self.capacity, self.pos, self.size = capacity, 0, 0
+        # the bootstrap's discount per transition: only n-step returns vary it
+        self.discounts = np.zeros(capacity, np.float32) if discounts else None
         self.obs = np.zeros((capacity, obs_size), np.float32)
         self.next_obs = np.zeros((capacity, obs_size), np.float32)
         self.next_masks = np.zeros((capacity, n_actions), bool)
@@ -103,16 +113,19 @@ class ReplayBuffer:
         self.rewards = np.zeros(capacity, np.float32)
         self.dones = np.zeros(capacity, np.float32)
 
-    def add(self, obs, actions, rewards, next_obs, next_masks, dones) -> None:
+    def add(self, obs, actions, rewards, next_obs, next_masks, dones, discounts=None) -> None:
         rows = (self.pos + np.arange(len(obs))) % self.capacity
+        if self.discounts is not None:
+            self.discounts[rows] = discounts
         self.obs[rows], self.actions[rows], self.rewards[rows] = obs, actions, rewards
         self.next_obs[rows], self.next_masks[rows], self.dones[rows] = next_obs, next_masks, dones
         self.pos = int(rows[-1] + 1) % self.capacity
         self.size = min(self.size + len(obs), self.capacity)
 
     def sample(self, n: int, rng) -> tuple:
+        """(obs, actions, rewards, next obs, next masks, dones), and the discounts when kept."""
         rows = rng.integers(self.size, size=n)
-        return (
+        batch = (
             self.obs[rows],
             self.actions[rows],
             self.rewards[rows],
@@ -120,6 +133,7 @@ class ReplayBuffer:
             self.next_masks[rows],
             self.dones[rows],
         )
+        return batch if self.discounts is None else (*batch, self.discounts[rows])
 
 
 class DoubleDQN:
@@ -139,7 +153,9 @@ class DoubleDQN:
         self.q_net = q_network(obs_size, a.net_arch, a.activation, n_actions).to(self.device)
         self.q_target = copy.deepcopy(self.q_net).requires_grad_(False)
         self.optimizer = torch.optim.Adam(self.q_net.parameters(), lr=a.learning_rate)
-        self.buffer = ReplayBuffer(a.buffer_size, obs_size, n_actions)
+        self.buffer = ReplayBuffer(a.buffer_size, obs_size, n_actions, discounts=a.n_step > 1)
+        # n-step returns: per env, the learner's turns not yet stored, as [obs, action, return so far]
+        self._pending: list[list[list]] = [[] for _ in range(self.n_envs)]
         self.rng = np.random.default_rng(self.seed)
         self.num_timesteps = self.n_updates = 0
         self._last_obs = self._last_masks = None
@@ -200,14 +216,15 @@ class DoubleDQN:
             q = self.q_net(torch.as_tensor(obs, device=self.device)).cpu().numpy()
         return epsilon_greedy(q, masks, epsilon, self.rng)
 
-    def targets(self, rewards, next_obs, next_masks, dones):
+    def targets(self, rewards, next_obs, next_masks, dones, discounts=None):
         """Double DQN targets: the online network picks the best legal next action, the target
-        network values it."""
+        network values it, discounted by gamma (or by each transition's ``discounts``)."""
         import torch
 
+        discount = self.config.gamma if discounts is None else discounts
         with torch.no_grad():
             best = self.q_net(next_obs).masked_fill(~next_masks, -torch.inf).argmax(1, keepdim=True)
-            return rewards + self.config.gamma * (1 - dones) * self.q_target(next_obs).gather(1, best).squeeze(1)
+            return rewards + discount * (1 - dones) * self.q_target(next_obs).gather(1, best).squeeze(1)
 
     def _masks(self) -> np.ndarray:
         return np.stack(self.env.env_method("action_masks")).astype(bool)
@@ -224,9 +241,32 @@ class DoubleDQN:
             terminal[i] = not infos[i].get("TimeLimit.truncated", False)
             if "episode" in infos[i]:  # VecMonitor's
                 self.logger.record_mean("rollout/ep_rew_mean", infos[i]["episode"]["r"])
-        self.buffer.add(obs, actions, rewards, next_obs, next_masks, terminal)
+        if self.config.n_step == 1:
+            self.buffer.add(obs, actions, rewards, next_obs, next_masks, terminal)
+        else:
+            self._add_n_step(obs, actions, rewards, next_obs, next_masks, terminal, dones)
         self._last_obs, self._last_masks = new_obs, new_masks
         self.num_timesteps += self.n_envs
+
+    def _add_n_step(self, obs, actions, rewards, next_obs, next_masks, terminal, dones) -> None:
+        """Store the transitions whose n-step return this step completes: per env, the oldest
+        pending turn once ``n_step`` are pending, or every pending turn when the episode ends."""
+        gamma, n = self.config.gamma, self.config.n_step
+        rows: list[tuple] = []
+        for i, pending in enumerate(self._pending):
+            for k, turn in enumerate(reversed(pending)):  # the newest turn is 1 step back from this reward
+                turn[2] += gamma ** (k + 1) * rewards[i]
+            pending.append([obs[i].copy(), actions[i], float(rewards[i])])  # a copy: obs may be a reused buffer
+            ready = len(pending) if dones[i] else len(pending) - n + 1 if len(pending) >= n else 0
+            for _ in range(ready):
+                first_obs, action, ret = pending.pop(0)
+                # bootstrapping from next_obs[i], len(pending) + 1 turns after first_obs
+                rows.append(
+                    (first_obs, action, ret, next_obs[i], next_masks[i], terminal[i], gamma ** (len(pending) + 1))
+                )
+        if rows:
+            columns = [np.array(column) for column in zip(*rows)]
+            self.buffer.add(*columns)
 
     def _train(self) -> None:
         import torch
@@ -239,11 +279,11 @@ class DoubleDQN:
         for group in self.optimizer.param_groups:  # the schedule's, not the rate a resumed optimizer saved
             group["lr"] = self.learning_rate
         for _ in range(a.gradient_steps):
-            obs, actions, rewards, next_obs, next_masks, dones = (
+            obs, actions, rewards, next_obs, next_masks, dones, *discounts = (
                 torch.as_tensor(x, device=self.device) for x in self.buffer.sample(a.batch_size, self.rng)
             )
             q = self.q_net(obs).gather(1, actions[:, None]).squeeze(1)
-            loss = loss_fn(q, self.targets(rewards, next_obs, next_masks, dones))
+            loss = loss_fn(q, self.targets(rewards, next_obs, next_masks, dones, *discounts))
             self.optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.q_net.parameters(), a.max_grad_norm)
