@@ -257,7 +257,7 @@ class DoubleDQN:
             for k, turn in enumerate(reversed(pending)):  # the newest turn is 1 step back from this reward
                 turn[2] += gamma ** (k + 1) * rewards[i]
             pending.append([obs[i].copy(), actions[i], float(rewards[i])])  # a copy: obs may be a reused buffer
-            ready = len(pending) if dones[i] else len(pending) - n + 1 if len(pending) >= n else 0
+            ready = len(pending) if dones[i] else int(len(pending) == n)  # never more than n pending
             for _ in range(ready):
                 first_obs, action, ret = pending.pop(0)
                 # bootstrapping from next_obs[i], len(pending) + 1 turns after first_obs
