@@ -65,6 +65,29 @@ def test_scores_are_the_members_mean(tmp_path, activation):
     assert ensemble.deterministic  # masked argmax, as its members
 
 
+def test_an_ensemble_member_counts_as_its_members(tmp_path):
+    members = [member(tmp_path / f"m{i}", widths=w, seed=i) for i, w in enumerate([(3, 2), (4, 5), (2, 2)])]
+    make_ensemble(members[:2], tmp_path / "inner")
+    meta = make_ensemble([tmp_path / "inner", members[2]], tmp_path / "outer")
+    # the mean of three networks, each weighted alike: not the mean of the inner mean and m2
+    observations = np.random.default_rng(3).normal(size=(50, 5)).astype(np.float32)
+    mean = np.mean([PolicyAgent(m).logits(observations) for m in members], axis=0)
+    outer = PolicyAgent(tmp_path / "outer")
+    assert np.abs(outer.logits(observations) - mean).max() < 1e-5
+    assert outer.members is not None and len(outer.members) == 3  # still evaluated block by block
+    recorded = meta["algorithm"]["members"]
+    assert [m["path"] for m in recorded] == [m.as_posix() for m in members]
+    assert [m.get("via") for m in recorded] == [(tmp_path / "inner").as_posix()] * 2 + [None]
+    assert meta["hidden_sizes"] == [9, 9] and meta["timesteps"] == 1000 + 1001 + 1002
+    # an ensemble whose weights are not the blocks its meta.json lists is refused, not misweighted
+    inner_meta = json.loads((tmp_path / "inner" / "meta.json").read_text())
+    inner_meta["algorithm"]["members"][0]["hidden_sizes"] = [4, 2]
+    inner_meta["algorithm"]["members"][1]["hidden_sizes"] = [3, 5]
+    (tmp_path / "inner" / "meta.json").write_text(json.dumps(inner_meta))
+    with pytest.raises(CheckpointError, match="not the blocks"):
+        make_ensemble([tmp_path / "inner", members[2]], tmp_path / "other")
+
+
 def dense_logits(agent, observations):
     x = observations
     for weight, bias in agent.hidden:

@@ -17,6 +17,11 @@ part of each one's estimation noise; ``checkpoints/README.md`` has what it gaine
 members of one kind make sense together: masked-argmax scores (Q-values) with Q-values,
 sampled logits with logits (their mean is a product of the members' policies, renormalised).
 ``meta.json`` records every member with the SHA-256 of its ``policy.npz``.
+
+An ensemble given as a member counts as its own members, so an ensemble grows from a shipped
+one whose members' folders are gone: ``python -m training.ensemble --out runs/bigger
+checkpoints/craits_ensemble runs/d/checkpoint`` is the mean of all four networks, each weighted
+alike, and records the shipped one's members (with ``via``: the folder they came from).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from training.agents.checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
-from training.agents.policy import block_spans
+from training.agents.policy import block_spans, ensemble_members
 from training.common.commands import command_parser
 from training.common.files import check_replaceable
 from training.common.version import deckgym_version
@@ -74,6 +79,21 @@ def _check_out(out: Path, members: list) -> None:
             )
 
 
+def _unpack(path: Path, meta: dict, hidden: list, action: tuple) -> list[tuple[list, tuple]]:
+    """An ensemble member's own members as (hidden layers, action layer), cut from its blocks.
+    Their output biases are gone (only their mean was kept), so each gets the mean: the
+    members' mean of scores, all that an ensemble is, comes out exactly the same."""
+    blocks = ensemble_members(meta, hidden, action[0])
+    if blocks is None:
+        raise CheckpointError(
+            f"{path}: an ensemble whose weights are not the blocks of the members its meta.json lists"
+        )
+    k = len(blocks)
+    return [
+        ([(hidden[0][0][first], hidden[0][1][first]), *rest], (k * head, action[1])) for first, rest, head in blocks
+    ]
+
+
 def make_ensemble(members: list, out) -> dict:
     """Write the ensemble of the checkpoint folders ``members`` to ``out`` (atomically, replacing
     an earlier ensemble there); return its meta.json. Raise ``CheckpointError`` naming the member
@@ -96,10 +116,13 @@ def make_ensemble(members: list, out) -> dict:
                 f"{path}: {len(hidden)} hidden layers, {first_path} has {len(first_hidden)}: "
                 "the members' networks must have the same depth"
             )
-    arrays = ensemble_arrays([(hidden, action) for _, _, hidden, action in loaded])
-    hidden_sizes = [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(first_hidden))]
-    recorded = []
-    for path, meta, _, _ in loaded:
+    layers, recorded = [], []
+    for path, meta, hidden, action in loaded:
+        if meta.get("algorithm", {}).get("name") == "ensemble":
+            layers += _unpack(path, meta, hidden, action)
+            recorded += [{**m, "via": path.as_posix()} for m in meta["algorithm"]["members"]]
+            continue
+        layers.append((hidden, action))
         recorded.append(
             {
                 "path": path.as_posix(),
@@ -109,6 +132,8 @@ def make_ensemble(members: list, out) -> dict:
                 "policy_sha256": hashlib.sha256((path / "policy.npz").read_bytes()).hexdigest(),
             }
         )
+    arrays = ensemble_arrays(layers)
+    hidden_sizes = [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(first_hidden))]
     meta = {
         "format_version": FORMAT_VERSION,
         **{field: first[field] for field in SHARED if field in first},
@@ -142,7 +167,7 @@ def main(argv=None) -> None:
     except (ValueError, OSError) as exc:  # CheckpointError is a ValueError
         sys.exit(f"error: {exc}")
     print(
-        f"{args.out}: ensemble of {len(args.members)} members, hidden sizes {meta['hidden_sizes']}, "
+        f"{args.out}: ensemble of {len(meta['algorithm']['members'])} members, hidden sizes {meta['hidden_sizes']}, "
         f"{meta['timesteps']} env steps trained in all"
     )
 
