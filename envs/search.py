@@ -132,6 +132,7 @@ The env's rewards for the seat (and every player in the tree for itself):
 | ``child_selection_policy`` | ``puct`` | ``puct`` (heuristic prior, or the network's) or ``uct`` (plain UCB1) |
 | ``prior`` | (none) | a trained bot whose network gives PUCT's priors (above); ``simulations`` then defaults to 200 |
 | ``prior_temperature`` | 0 (automatic) | the softmax temperature of the priors; 0: 1 for policy logits, 0.05 for Q-values |
+| ``reward_transform`` | ``none`` | ``none``: the rewards above are backed up as they are; ``symlog``: as sign(r)·ln(1 + abs(r)), which keeps their sign and order and squashes heavy tails (the doubling penalties of Craits' ``empty_stock="pressure"``, where a few runaway rollouts would outweigh every other and dwarf the exploration term) |
 | ``seed`` | None | an int, a sequence of ints, or None (fresh entropy) |
 
 A move with a single legal action is returned without search.
@@ -169,6 +170,7 @@ FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 ROLLOUTS = ("heuristic", "random", "prior", "prior_own")
 LEAVES = ("rollout", "value")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
+REWARD_TRANSFORMS = ("none", "symlog")
 DEFAULTS = {
     "simulations": 1000,
     "max_time_ms": 0,
@@ -180,6 +182,7 @@ DEFAULTS = {
     "child_selection_policy": "puct",
     "prior": "",
     "prior_temperature": 0.0,
+    "reward_transform": "none",
     "seed": None,
 }
 GUIDED_SIMULATIONS = 200  # a guided search's default budget: under 250 ms a move on one core (docs/search.md)
@@ -250,6 +253,7 @@ def check_options(options: dict) -> dict:
         ("rollout", ROLLOUTS),
         ("leaf", LEAVES),
         ("child_selection_policy", CHILD_SELECTION_POLICIES),
+        ("reward_transform", REWARD_TRANSFORMS),
     ):
         if opts[name] not in allowed or type(opts[name]) is not str:
             raise ValueError(f"IS-MCTS option {name}={shown(opts[name])}: choose one of {', '.join(allowed)}")
@@ -393,6 +397,7 @@ class ISMCTSBot(SearchAgent):
         self.final_policy = opts["final_policy"]
         self.rollout = opts["rollout"]
         self.child_selection_policy = opts["child_selection_policy"]
+        self.symlog = opts["reward_transform"] == "symlog"
         self.seed = opts["seed"]
         self._rng = random.Random(_seed_int(self.seed))
         self._policy = {
@@ -577,6 +582,8 @@ class ISMCTSBot(SearchAgent):
                 state.apply(policy(state, rng))
                 moves += 1
             rewards = game.returns(state)
+        if self.symlog:  # heavy tails (create's doubling penalties) squashed, sign and order kept
+            rewards = [math.copysign(math.log1p(abs(r)), r) for r in rewards]
         for edge, player in path:
             edge.visits += 1
             edge.total += rewards[player]

@@ -438,6 +438,7 @@ def test_the_bot_refuses_a_seat_not_to_act_and_a_wrong_game():
         ({"child_selection_policy": "ucb"}, "child_selection_policy='ucb'"),
         ({"seed": "abc"}, "seed='abc'"),
         ({"max_time_ms": -5}, "max_time_ms=-5"),
+        ({"reward_transform": "log"}, "reward_transform='log'"),
     ],
 )
 def test_bad_options_raise_value_errors(options, message):
@@ -514,6 +515,24 @@ def test_final_policies():
     assert {a for a, p in policy.items() if p > 0} == {a for a, (_, m) in stats.items() if m >= top - 1e-9}
     again = ISMCTSBot("craits", simulations=60, seed=5, final_policy="max_value")
     assert again.act_on(game, seat) in {a for a, p in policy.items() if p > 0}  # the same search, then a draw
+
+
+def test_symlog_reward_transform_squashes_what_is_backed_up():
+    """``reward_transform=symlog`` backs up sign(r)·ln(1 + |r|) of each rollout's reward: with
+    returns fixed at ±500, every root edge's mean is ln(501) for a searcher who gains where it is
+    500 untransformed; every mean being equal, both searches visit the same moves."""
+    game = a_craits_position()
+    seat = game.current_player
+    fixed = [500.0 if s % 2 == seat % 2 else -500.0 for s in range(4)]
+    stats = {}
+    for transform in ("none", "symlog"):
+        bot = ISMCTSBot("craits", simulations=30, seed=4, reward_transform=transform)
+        bot.search_game.returns = lambda state: list(fixed)
+        bot.act_on(game, seat)
+        stats[transform] = bot.root_stats()
+    assert {a: m for a, (_, m) in stats["none"].items()} == pytest.approx({a: 500.0 for a in stats["none"]})
+    assert {a: m for a, (_, m) in stats["symlog"].items()} == pytest.approx({a: np.log(501.0) for a in stats["symlog"]})
+    assert {a: v for a, (v, _) in stats["none"].items()} == {a: v for a, (v, _) in stats["symlog"].items()}
 
 
 def test_a_forced_move_is_not_searched():
