@@ -52,11 +52,19 @@ class Setting:
     network: str  # the shipped bot: today's network, and the prior of the guided search
     partnership: bool = False
     challengers: tuple[str, ...] = ()  # newer shipped networks: rows against the heuristic, the network, IS-MCTS
+    tuned: str = ""  # search options the tuning seeds favoured: the deep search with them, against the heuristic
 
 
 SETTINGS = [
     Setting("craits", "craits_v0", {"preset": "craits"}, "craits", challengers=("craits_ensemble",)),
-    Setting("create", "craits_v0", {"preset": "create", "partnership": True}, "create", partnership=True),
+    Setting(
+        "create",
+        "craits_v0",
+        {"preset": "create", "partnership": True},
+        "create",
+        partnership=True,
+        tuned="reward_transform=symlog",
+    ),
     Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
 
@@ -104,6 +112,8 @@ def matches() -> list[Match]:
             Match(s, guided, SEARCH_10K, 20),
         ]
         out += [Match(s, bot, SEARCH_10K, 20) for bot in s.challengers]
+        if s.tuned:  # after the rows above, whose order (and so whose playing order) it leaves as it was
+            out.append(Match(s, f"{deep},{s.tuned}", "heuristic", 200 // searching))
     return out
 
 
