@@ -32,7 +32,7 @@ Limits, so that no page and no request can make the server misbehave:
   nor listed by ``GET /api/options`` is loaded if it can be, else refused with one message
   whatever the reason: a page can't learn by asking what exists on this machine. The same
   holds for the network a guided search names (``ismcts:prior=BOT``); the shipped bots are
-  listed with their guided search too.
+  listed with their guided search too (and ``shipped.STRONGEST_SEARCH``'s deeper one).
 - A search bot's move takes at most ``--move-time-ms`` (default 5000): the limit is added
   to every IS-MCTS spec (one giving no time keeps its number of simulations, 1000 unless
   given); ``simulations`` over ``MAX_SIMULATIONS`` or a ``max_time_ms`` over the limit is
@@ -455,6 +455,15 @@ def find_bots(roots) -> list[dict]:
                     "label": f"{name} + search (IS-MCTS guided by it, {GUIDED_SIMULATIONS} simulations)",
                 }
             )
+            if options := shipped.STRONGEST_SEARCH.get(name):
+                found.append(
+                    {
+                        "spec": f"ismcts:prior={name},{options}",
+                        "kind": "search",
+                        "env": meta["env_id"],
+                        "label": f"{name} + deep search ({options}; its strongest, about a second a move)",
+                    }
+                )
     for root in map(Path, roots):
         if not root.is_dir():
             continue
