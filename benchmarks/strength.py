@@ -53,10 +53,19 @@ class Setting:
     partnership: bool = False
     challengers: tuple[str, ...] = ()  # newer shipped networks: rows against the heuristic, the network, IS-MCTS
     tuned: str = ""  # search options the tuning seeds favoured: the deep search with them, against the heuristic
+    # searches guided by a challenger: rows against the heuristic and the network
+    guided_challengers: tuple[str, ...] = ()
 
 
 SETTINGS = [
-    Setting("craits", "craits_v0", {"preset": "craits"}, "craits", challengers=("craits_ensemble",)),
+    Setting(
+        "craits",
+        "craits_v0",
+        {"preset": "craits"},
+        "craits",
+        challengers=("craits_ensemble",),
+        guided_challengers=("ismcts:prior=craits_ensemble,leaf=value",),
+    ),
     Setting(
         "create",
         "craits_v0",
@@ -114,6 +123,8 @@ def matches() -> list[Match]:
         out += [Match(s, bot, SEARCH_10K, 20) for bot in s.challengers]
         if s.tuned:  # after the rows above, whose order (and so whose playing order) it leaves as it was
             out.append(Match(s, f"{deep},{s.tuned}", "heuristic", 200 // searching))
+        for spec in s.guided_challengers:  # value leaves: a set costs about 20 s on one core
+            out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 
 
