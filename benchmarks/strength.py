@@ -123,7 +123,7 @@ def matches() -> list[Match]:
         out += [Match(s, bot, SEARCH_10K, 20) for bot in s.challengers]
         if s.tuned:  # after the rows above, whose order (and so whose playing order) it leaves as it was
             out.append(Match(s, f"{deep},{s.tuned}", "heuristic", 200 // searching))
-        for spec in s.guided_challengers:  # value leaves: a set costs about 20 s on one core
+        for spec in s.guided_challengers:  # value leaves: about half a minute a set on one core
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 
