@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from training.common.games import EnvHandle  # noqa: E402
 from training.matches.evaluate import evaluate, summarize  # noqa: E402
 from training.matches.evaluation_log import LOG_FILE, log_header, read_sets  # noqa: E402
+from training.shipped import STRONGEST_SEARCH  # noqa: E402
 
 SEED = 1_200_000  # fresh deal seeds: training, tuning (800000), shipping and baselines use others
 LOGS = ROOT / "benchmarks" / "results" / "strength"
@@ -52,7 +53,6 @@ class Setting:
     network: str  # the shipped bot: today's network, and the prior of the guided search
     partnership: bool = False
     challengers: tuple[str, ...] = ()  # newer shipped networks: rows against the heuristic, the network, IS-MCTS
-    tuned: str = ""  # search options the tuning seeds favoured: the deep search with them, against the heuristic
     # searches guided by a challenger: rows against the heuristic and the network
     guided_challengers: tuple[str, ...] = ()
 
@@ -72,7 +72,6 @@ SETTINGS = [
         {"preset": "create", "partnership": True},
         "create",
         partnership=True,
-        tuned="reward_transform=symlog",
     ),
     Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
@@ -121,8 +120,8 @@ def matches() -> list[Match]:
             Match(s, guided, SEARCH_10K, 20),
         ]
         out += [Match(s, bot, SEARCH_10K, 20) for bot in s.challengers]
-        if s.tuned:  # after the rows above, whose order (and so whose playing order) it leaves as it was
-            out.append(Match(s, f"{deep},{s.tuned}", "heuristic", 200 // searching))
+        if options := STRONGEST_SEARCH.get(s.network):  # after the rows above, keeping their playing order
+            out.append(Match(s, f"{guided},{options}", "heuristic", 200 // searching))
         for spec in s.guided_challengers:  # value leaves: about half a minute a set on one core
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out

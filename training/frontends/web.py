@@ -447,23 +447,13 @@ def find_bots(roots) -> list[dict]:
         meta = _read_meta(shipped.BOTS / name / "meta.json")
         if meta is not None and meta.get("env_id") in discover():
             found.append({"spec": name, "kind": "shipped", "env": meta["env_id"], "label": f"{name} (shipped)"})
-            found.append(
-                {
-                    "spec": f"ismcts:prior={name}",
-                    "kind": "search",
-                    "env": meta["env_id"],
-                    "label": f"{name} + search (IS-MCTS guided by it, {GUIDED_SIMULATIONS} simulations)",
-                }
-            )
+            searches = [(f"ismcts:prior={name}", f"IS-MCTS guided by it, {GUIDED_SIMULATIONS} simulations")]
             if options := shipped.STRONGEST_SEARCH.get(name):
-                found.append(
-                    {
-                        "spec": f"ismcts:prior={name},{options}",
-                        "kind": "search",
-                        "env": meta["env_id"],
-                        "label": f"{name} + deep search ({options}; its strongest, about a second a move)",
-                    }
-                )
+                searches.append((f"ismcts:prior={name},{options}", f"its strongest: {options}, about a second a move"))
+            found += [
+                {"spec": spec, "kind": "search", "env": meta["env_id"], "label": f"{name} + search ({what})"}
+                for spec, what in searches
+            ]
     for root in map(Path, roots):
         if not root.is_dir():
             continue

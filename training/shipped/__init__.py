@@ -17,8 +17,8 @@ HERE = Path(__file__).resolve().parent
 BOTS, CONFIGS, EXAMPLES = HERE / "checkpoints", HERE / "configs", HERE / "examples"
 _NAME = re.compile(r"[A-Za-z0-9_-]+")  # a bare name, never a path
 # A shipped network's strongest search, where it is not the default guided search
-# (``ismcts:prior=NAME``): the options added to it, as measured in docs/strength.md (partnership
-# Craits: the side wins 0.703 [0.653, 0.752] against the heuristic side, at about a second a move).
+# (``ismcts:prior=NAME``): the options added to it. benchmarks/strength.py measures it
+# (docs/strength.md).
 STRONGEST_SEARCH = {"create": "simulations=1000,reward_transform=symlog"}
 
 
