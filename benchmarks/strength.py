@@ -121,7 +121,8 @@ def matches() -> list[Match]:
         ]
         out += [Match(s, bot, SEARCH_10K, 20) for bot in s.challengers]
         if options := STRONGEST_SEARCH.get(s.network):  # after the rows above, keeping their playing order
-            out.append(Match(s, f"{guided},{options}", "heuristic", 200 // searching))
+            strongest = f"{guided},{options}"
+            out += [Match(s, strongest, "heuristic", 200 // searching), Match(s, strongest, s.network, 50 // searching)]
         for spec in s.guided_challengers:  # value leaves: about half a minute a set on one core
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
