@@ -129,6 +129,7 @@ The env's rewards for the seat (and every player in the tree for itself):
 | ``final_policy`` | ``max_visit_count`` | ``max_visit_count`` (ties at random), ``normalized_visit_count`` (sample in proportion to visits), ``max_value`` (best mean reward) |
 | ``rollout`` | ``heuristic`` | ``heuristic``, ``random``, ``prior`` (the network's best move) or ``prior_own`` (the network's for the searcher, the heuristic's for the others) |
 | ``leaf`` | ``rollout`` | how a new leaf is valued: ``rollout`` (played to the end by the ``rollout`` rule) or ``value`` (played on by that rule to the searcher's next decision, then valued by the ``prior`` network's best Q-value there; a Q-network only) |
+| ``others`` | ``search`` | the other players' moves in the tree: ``search`` (chosen by the search for each player, as its own are) or ``rollout`` (the ``rollout`` rule's move in each world, as in the rollouts: an opponent model, exact against bots that play that rule, a guess against others; the partner too) |
 | ``child_selection_policy`` | ``puct`` | ``puct`` (heuristic prior, or the network's) or ``uct`` (plain UCB1) |
 | ``prior`` | (none) | a trained bot whose network gives PUCT's priors (above); ``simulations`` then defaults to 200 |
 | ``prior_temperature`` | 0 (automatic) | the softmax temperature of the priors; 0: 1 for policy logits, 0.05 for Q-values |
@@ -169,6 +170,7 @@ OPTIONAL_FUNCTIONS = ("encoder", "sides")
 FINAL_POLICIES = ("max_visit_count", "normalized_visit_count", "max_value")
 ROLLOUTS = ("heuristic", "random", "prior", "prior_own")
 LEAVES = ("rollout", "value")
+OTHERS = ("search", "rollout")
 CHILD_SELECTION_POLICIES = ("uct", "puct")
 REWARD_TRANSFORMS = ("none", "symlog")
 DEFAULTS = {
@@ -179,6 +181,7 @@ DEFAULTS = {
     "final_policy": "max_visit_count",
     "rollout": "heuristic",
     "leaf": "rollout",
+    "others": "search",
     "child_selection_policy": "puct",
     "prior": "",
     "prior_temperature": 0.0,
@@ -252,6 +255,7 @@ def check_options(options: dict) -> dict:
         ("final_policy", FINAL_POLICIES),
         ("rollout", ROLLOUTS),
         ("leaf", LEAVES),
+        ("others", OTHERS),
         ("child_selection_policy", CHILD_SELECTION_POLICIES),
         ("reward_transform", REWARD_TRANSFORMS),
     ):
@@ -396,6 +400,7 @@ class ISMCTSBot(SearchAgent):
         self.max_world_samples = opts["max_world_samples"]
         self.final_policy = opts["final_policy"]
         self.rollout = opts["rollout"]
+        self.others_by_rule = opts["others"] == "rollout"
         self.child_selection_policy = opts["child_selection_policy"]
         self.symlog = opts["reward_transform"] == "symlog"
         self.seed = opts["seed"]
@@ -494,7 +499,7 @@ class ISMCTSBot(SearchAgent):
         terminal, visible, private = game.is_terminal, game.visible, game.private
         policy, rng, c = self._policy, self._rng, self.uct_c
         puct, prior_rule = self.child_selection_policy == "puct", game.heuristic_action
-        guided = self.network is not None
+        guided, others_by_rule = self.network is not None, self.others_by_rule
         log, sqrt = math.log, math.sqrt
         node = root
         path = []
@@ -503,8 +508,11 @@ class ISMCTSBot(SearchAgent):
             legal = state.legal_actions()
             edges = node.edges
             forced = len(legal) == 1
-            if forced:
-                action = legal[0]
+            # others=rollout: another player's move is the rule's, not searched; like a forced
+            # move it doesn't end the descent, so each iteration adds one move of the searcher's.
+            modelled = forced or (others_by_rule and state.current_player != searcher)
+            if modelled:
+                action = legal[0] if forced else policy(state, rng)
                 edge = edges.get(action)
                 if edge is None:
                     edge = edges[action] = _Edge()
@@ -567,7 +575,7 @@ class ISMCTSBot(SearchAgent):
             child = edge.children.get(token)
             if child is None:
                 child = edge.children[token] = _Node()
-                if not forced:
+                if not modelled:
                     break
             node = child
         moves = 0

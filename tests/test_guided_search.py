@@ -63,15 +63,15 @@ def test_the_searchers_world_observation_is_its_env_observation(env_id):
     assert checked > 100
 
 
-@pytest.mark.parametrize("leaf", ["rollout", "value"])
+@pytest.mark.parametrize("options", [{"leaf": "rollout"}, {"leaf": "value"}, {"leaf": "value", "others": "rollout"}])
 @pytest.mark.parametrize("index", range(4))
-def test_craits_guided_search_is_blind_to_hidden_cards(craits, index, leaf):
+def test_craits_guided_search_is_blind_to_hidden_cards(craits, index, options):
     game = craits_positions()[index]
     seat = game.current_player
     rng = random.Random(index)
     moves, stats = set(), set()
     for g in (game, craits_swapped(game, seat, rng), craits_swapped(game, seat, rng)):
-        bot = guided(craits, "craits_dqn", simulations=SIMS, seed=7, leaf=leaf)
+        bot = guided(craits, "craits_dqn", simulations=SIMS, seed=7, **options)
         moves.add(bot.act_on(g, seat))
         stats.add(tuple(sorted(bot.root_stats().items())))
     assert len(moves) == 1 and len(stats) == 1

@@ -439,6 +439,7 @@ def test_the_bot_refuses_a_seat_not_to_act_and_a_wrong_game():
         ({"seed": "abc"}, "seed='abc'"),
         ({"max_time_ms": -5}, "max_time_ms=-5"),
         ({"reward_transform": "log"}, "reward_transform='log'"),
+        ({"others": "heuristic"}, "others='heuristic'"),
     ],
 )
 def test_bad_options_raise_value_errors(options, message):
@@ -533,6 +534,46 @@ def test_symlog_reward_transform_squashes_what_is_backed_up():
     assert {a: m for a, (_, m) in stats["none"].items()} == pytest.approx({a: 500.0 for a in stats["none"]})
     assert {a: m for a, (_, m) in stats["symlog"].items()} == pytest.approx({a: np.log(501.0) for a in stats["symlog"]})
     assert {a: v for a, (v, _) in stats["none"].items()} == {a: v for a, (v, _) in stats["symlog"].items()}
+
+
+@pytest.mark.parametrize("others", ["search", "rollout"])
+def test_others_played_by_the_rollout_rule_are_not_searched(others):
+    """``others=rollout``: in one sampled world, every other player's move in the tree is the
+    rule's (a single edge, the heuristic's move), and the tree reaches further into the
+    searcher's own moves; ``others=search`` branches on theirs."""
+    game = a_craits_position()
+    seat = game.current_player
+    bot = ISMCTSBot("craits", simulations=300, seed=2, max_world_samples=1, others=others)
+    worlds = []
+    determinize = bot.search_game.determinize
+    bot.search_game.determinize = lambda *args: worlds.append(determinize(*args)) or worlds[-1]
+    bot.act_on(game, seat)
+    assert len(worlds) == 1
+    branching, own_depth = [], []
+
+    def walk(node, state, depth):
+        legal = state.legal_actions()
+        if state.current_player != seat and len(legal) > 1 and node.edges:  # not a leaf
+            branching.append(len(node.edges))
+            for action in node.edges:
+                if others == "rollout":
+                    assert action == bot.search_game.heuristic_action(state)
+        elif state.current_player == seat and node.edges:
+            own_depth.append(depth)
+        for action, edge in node.edges.items():
+            after = state.copy()
+            after.apply(action)
+            child = edge.children.get(bot.search_game.private(after, seat))
+            if child is not None and not after.game_over and not after.deal_over:
+                walk(child, after, depth + (state.current_player == seat))
+
+    walk(bot.last_root, worlds[0].copy(), 0)
+    assert branching
+    if others == "rollout":
+        assert set(branching) == {1}
+    else:
+        assert max(branching) > 1
+    assert max(own_depth) >= 2
 
 
 def test_a_forced_move_is_not_searched():
