@@ -160,3 +160,61 @@ def test_the_search_cost_benchmark_times_the_guided_search(capsys):
     assert {row[0] for row in rows} == {"craits", "pairs_draft"} and all(row[1] == "value" for row in rows)
     with pytest.raises(SystemExit):
         search_cost.main(["--leaf", "value"])  # value leaves need the network: --guided
+
+
+def test_deference_plays_the_rule_only_within_the_margin():
+    """``benchmarks/deference.py``: the network's move, or the heuristic's when the network
+    values it within the margin of its best."""
+    deference = _load("deference")
+
+    class Network:
+        def logits(self, observation):
+            return np.array([0.0, 0.5, 0.47, 0.3])
+
+        def reset(self):
+            pass
+
+    class Rule:
+        def __init__(self, move):
+            self.move = move
+
+        def act(self, observation, action_mask):
+            return self.move
+
+        def reset(self):
+            pass
+
+    mask = np.array([1, 1, 1, 1], np.int8)
+    counts = {"decisions": 0, "differ": 0, "deferred": 0}
+    for margin, rule, move in [(0.0, 2, 1), (0.02, 2, 1), (0.05, 2, 2), (0.05, 3, 1), (1.0, 1, 1)]:
+        agent = deference.Deferring("d", Network(), Rule(rule), margin, counts)
+        assert agent.act(np.zeros(4), mask) == move, (margin, rule)
+    assert counts == {"decisions": 5, "differ": 4, "deferred": 1}
+    masked = np.array([1, 0, 0, 1], np.int8)  # the network's best among the legal moves only
+    assert deference.Deferring("d", Network(), Rule(0), 0.0, counts).act(np.zeros(4), masked) == 3
+    one = np.array([0, 0, 1, 0], np.int8)  # a forced move is no decision
+    assert deference.Deferring("d", Network(), Rule(2), 0.0, counts).act(np.zeros(4), one) == 2
+    assert counts["decisions"] == 6
+
+
+def test_deference_at_margin_zero_is_the_network(tmp_path, capsys):
+    deference = _load("deference")
+    result = deference.main(["--env", "craits_v0", "--network", "craits_ensemble", "--margin", "0", "--sets", "2"])
+    assert deference.match.make_agent is deference.make_agent  # the match's factory is given back
+    env = EnvHandle("craits_v0")
+    plain = evaluate(env, ["craits_ensemble"] + ["heuristic"] * 3, 2, seed=800000)
+    assert result["agents"]["craits_ensemble defers 0"]["win_share"] == plain["agents"]["craits_ensemble"]["win_share"]
+    assert (
+        result["agents"]["craits_ensemble defers 0"]["mean_score"] == plain["agents"]["craits_ensemble"]["mean_score"]
+    )
+    for flag, value, message in [
+        ("--network", "craits_ppo", "policy logits"),
+        ("--network", "pairs_draft", "does not fit this game"),
+        ("--network", str(tmp_path / "none"), "no such checkpoint"),
+        ("--margin", "-1", "must be a number >= 0"),
+    ]:
+        argv = ["--env", "craits_v0", "--network", "craits_ensemble", "--margin", "0.01"]
+        argv[argv.index(flag) + 1] = value
+        with pytest.raises(SystemExit):
+            deference.main(argv)
+        assert message in capsys.readouterr().err
