@@ -52,6 +52,9 @@ class GameSpec:
     # Every action's meaning, when the engine's text for an action depends on the phase (an
     # exported bot's sidecar lists them); None: the engine's action_to_text at the start.
     action_names: tuple[str, ...] | None = None
+    # The relabellings under which the game plays the same, as (observation index, action index)
+    # arrays, the identity first (envs.craits.env.suit_symmetries); none: the game has none.
+    symmetries: Callable[[], list[tuple[Any, Any]]] = lambda: []
 
     def module(self, part: str, use: str = "use it there") -> ModuleType:
         """The game's module ``part`` (``env``, ``view``, ``protocol``, ``present``);

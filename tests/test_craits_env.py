@@ -261,3 +261,46 @@ def test_golden_observations():
     check_golden(
         "craits_observations_seed7.txt", observation_playthrough(env, 7, lambda i, v: f"{i}:{round(float(v), 4):g}")
     )
+
+
+@pytest.mark.parametrize("preset", ["craits", "create"])
+def test_suit_symmetries_map_a_game_onto_its_relabelled_twin(preset):
+    """``suit_symmetries``: a deal and the same deal with its suits relabelled play alike, move
+    for move: each seat's observation of the twin is its observation re-indexed, its legal
+    moves the relabelled ones, to the end of the deal (reshuffles included)."""
+    from envs.cards import card_to_text
+    from envs.craits.env import encode, suit_symmetries
+
+    symmetries = suit_symmetries()
+    assert len(symmetries) == 8 and all(sorted(o) == list(range(OBS_SIZE)) for o, _ in symmetries)
+    assert (symmetries[0][0] == np.arange(OBS_SIZE)).all()  # the identity first
+    rng = random.Random(5)
+    rules = Rules.preset(preset)
+    for observation_index, action_index in symmetries:
+        suits = [int(action_index[105 + s]) - 105 for s in range(4)]  # the relabelling, read off the suit moves
+        deck = list(range(52))
+        rng.shuffle(deck)
+
+        def position(relabel):
+            def text(c):
+                return card_to_text((c >> 2) * 4 + suits[c & 3] if relabel else c)
+
+            hands = [[text(c) for c in deck[6 * s : 6 * s + 6]] for s in range(4)]
+            return CraitsGame.from_position(rules, hands, text(deck[24]), [text(c) for c in deck[25:]], seed=9)
+
+        game, twin = position(False), position(True)
+        moves = 0
+        while not game.deal_over and moves < 400:
+            for seat in range(4):
+                a, b = np.empty(OBS_SIZE, np.float32), np.empty(OBS_SIZE, np.float32)
+                encode(game, seat, a)
+                encode(twin, seat, b)
+                assert (a[observation_index] == b).all(), (moves, seat)
+            legal = game.legal_actions()
+            assert sorted(int(action_index[m]) for m in legal) == twin.legal_actions()
+            move = rng.choice(legal)
+            game.apply(move)
+            twin.apply(int(action_index[move]))
+            moves += 1
+        assert twin.deal_over == game.deal_over and twin.last_deal_points == game.last_deal_points
+        assert moves > 20

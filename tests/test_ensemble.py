@@ -238,3 +238,44 @@ def test_an_earlier_ensemble_is_replaced_atomically(tmp_path, monkeypatch):
     meta = json.loads((tmp_path / "ens" / "meta.json").read_text())
     assert [m["path"] for m in meta["algorithm"]["members"]] == [members[0].as_posix(), members[2].as_posix()]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ens", "m0", "m1", "m2"]  # no temporary leftovers
+
+
+def test_symmetries_average_each_member_over_the_games_relabellings(tmp_path):
+    """``--symmetries``: every member once per suit relabelling of Craits; the ensemble's scores
+    are the mean of the members' scores of the relabelled observation, read back through the
+    relabelled moves, so a position and its relabelled twin get the same scores."""
+    from envs.craits.env import OBS_SIZE, suit_symmetries
+
+    rng = np.random.default_rng(3)
+    members = []
+    for i in range(2):
+        folder = member(tmp_path / f"m{i}", seed=i, observation_size=OBS_SIZE, action_size=109)
+        arrays = dict(np.load(folder / "policy.npz"))
+        arrays["layer_0_weight"] = rng.normal(size=(3, OBS_SIZE)).astype(np.float32)
+        arrays["action_weight"] = rng.normal(size=(109, 2)).astype(np.float32)
+        arrays["action_bias"] = rng.normal(size=109).astype(np.float32)
+        np.savez(folder / "policy.npz", **arrays)
+        members.append(folder)
+    meta = make_ensemble(members, tmp_path / "sym", symmetries=True)
+    assert len(meta["algorithm"]["members"]) == 16 and meta["timesteps"] == 1000 + 1001
+    assert [m["symmetry"] for m in meta["algorithm"]["members"]] == list(range(8)) * 2
+    ensemble, plain = PolicyAgent(tmp_path / "sym"), [PolicyAgent(m) for m in members]
+    observations = rng.random((5, OBS_SIZE)).astype(np.float32)
+    symmetries = suit_symmetries()
+    expected = np.mean([p.logits(observations[:, o])[:, a] for p in plain for o, a in symmetries], axis=0)
+    np.testing.assert_allclose(ensemble.logits(observations), expected, rtol=1e-4, atol=1e-4)
+    for o, a in symmetries:  # the twin's scores, read back through the relabelling, are the same
+        np.testing.assert_allclose(
+            ensemble.logits(observations[:, o])[:, a], ensemble.logits(observations), rtol=1e-4, atol=1e-4
+        )
+    make_ensemble([members[0]], tmp_path / "one", symmetries=True)  # one member is enough
+    with pytest.raises(CheckpointError, match="already averaged over the game's symmetries"):
+        make_ensemble([tmp_path / "sym"], tmp_path / "twice", symmetries=True)
+    with pytest.raises(CheckpointError, match="at least 2 members"):
+        make_ensemble([members[0]], tmp_path / "plain")
+    small = member(tmp_path / "small", seed=5)  # 5 observations: not Craits' layout
+    with pytest.raises(CheckpointError, match="not craits_v0's observation and action sizes"):
+        make_ensemble([small], tmp_path / "bad", symmetries=True)
+    pairs = member(tmp_path / "pairs", seed=6, env_id="pairs_draft_v0")
+    with pytest.raises(CheckpointError, match="pairs_draft_v0 has no symmetries"):
+        make_ensemble([pairs], tmp_path / "none", symmetries=True)

@@ -123,13 +123,14 @@ illegal action ends the episode), so libraries that read the info keys at reset 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import struct
 
 import numpy as np
 
 from ..aec import CardGameEnv, check_arguments, versus_others, wrap, zero_sum_win_rewards
 from ..engine import check_choice
-from .game import BLIND_SUIT, NUM_ACTIONS, OVER, CraitsGame
+from .game import BLIND_SUIT, NUM_ACTIONS, OVER, SUIT_ACTION, UNANNOUNCED, CraitsGame
 from .rules import Rules
 
 # The observation layout (the docstring's table). Block starts:
@@ -147,6 +148,32 @@ assert (DIRECTION, STOCK, DEAL, DEAL_SIZE, OWN) == tuple(range(CRANK_COUNT + 1, 
 assert OTHERS == OWN + 4
 EPISODES = ("game", "deal")
 REWARDS = ("deal", "win")
+
+
+def suit_symmetries() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The game's suit symmetries, as index arrays over the observation and the actions.
+
+    Relabelling the suits turns a game into one that plays the same, as long as the two
+    colours stay paired (a 9 under ``nine="same_colour"`` names a suit of its colour): the 8
+    permutations that map {C, S} and {D, H} onto {C, S} or {D, H}, the identity first. For each,
+    ``(observation_index, action_index)``: the relabelled game's observation is
+    ``observation[observation_index]``, and the move ``a`` is ``action_index[a]`` there.
+    Averaging a network's scores over them (``training.ensemble --symmetries``) averages out
+    what it learnt of one suit and not of another."""
+    out = []
+    for p in itertools.permutations(range(4)):
+        if {p[0], p[3]} not in ({0, 3}, {1, 2}):  # black (C, S) must go to one colour
+            continue
+        card = np.array([(c >> 2) * 4 + p[c & 3] for c in range(52)])  # card c relabelled
+        observation = np.arange(OBS_SIZE)
+        for block in (HAND, SEEN, TOP):
+            observation[block + card] = block + np.arange(52)
+        observation[SUIT + np.array(p)] = SUIT + np.arange(4)
+        action = np.arange(NUM_ACTIONS)
+        action[:52], action[UNANNOUNCED : UNANNOUNCED + 52] = card, UNANNOUNCED + card
+        action[SUIT_ACTION : SUIT_ACTION + 4] = SUIT_ACTION + np.array(p)
+        out.append((observation, action))
+    return out
 
 
 # The encoder assembles an observation as one byte string of native float32s from precomputed

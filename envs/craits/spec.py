@@ -2,6 +2,7 @@
 
 from ..spec import GameSpec, register_game
 from .bot import CraitsHeuristic
+from .env import suit_symmetries
 
 
 def _heuristic(raw):
@@ -20,5 +21,6 @@ SPEC = register_game(
         deals=lambda raw: len(raw.rules.deals),
         deal_over=lambda game: game.deal_over,
         short_game={"deals": [8]},
+        symmetries=suit_symmetries,
     )
 )

@@ -22,6 +22,13 @@ An ensemble given as a member counts as its own members, so an ensemble grows fr
 one whose members' folders are gone: ``python -m training.ensemble --out runs/bigger
 checkpoints/craits_ensemble runs/d/checkpoint`` is the mean of all four networks, each weighted
 alike, and records the shipped one's members (with ``via``: the folder they came from).
+
+``--symmetries`` adds every member once per symmetry of the game (its spec's ``symmetries``:
+Craits' 8 suit relabellings that keep the colours paired), its first layer reading the
+relabelled observation and its scores read back through the relabelled moves. The ensemble's
+scores are then the mean over the relabellings of the game, the same for a position and its
+relabelled twin, at 8 times the cost a move. One member is enough
+(``python -m training.ensemble --symmetries --out runs/sym checkpoints/craits_ensemble``).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from envs.spec import game_spec
 from training.agents.checkpoint import FORMAT_VERSION, CheckpointError, load_policy, read_json, write_atomically
 from training.agents.policy import block_spans, ensemble_members
 from training.common.commands import command_parser
@@ -94,11 +102,36 @@ def _unpack(path: Path, meta: dict, hidden: list, action: tuple) -> list[tuple[l
     ]
 
 
-def make_ensemble(members: list, out) -> dict:
+def _relabelled(layers: list, recorded: list, meta: dict) -> tuple[list, list]:
+    """Every member once per symmetry of the game (``--symmetries``): the first layer reads
+    ``observation[observation_index]``, the move ``a``'s score is the one of ``action_index[a]``."""
+    symmetries = game_spec(meta["env_id"]).symmetries()
+    if len(symmetries) < 2:
+        raise CheckpointError(f"--symmetries: {meta['env_id']} has no symmetries to average over")
+    if any("symmetry" in member for member in recorded):
+        raise CheckpointError("--symmetries: a member is already averaged over the game's symmetries")
+    observation_index, action_index = symmetries[0]
+    if (len(observation_index), len(action_index)) != (meta["observation_size"], meta["action_size"]):
+        raise CheckpointError(
+            f"--symmetries: the members' sizes ({meta['observation_size']}, {meta['action_size']}) are not "
+            f"{meta['env_id']}'s observation and action sizes ({len(observation_index)}, {len(action_index)})"
+        )
+    out_layers, out_recorded = [], []
+    for (hidden, (head_w, head_b)), member in zip(layers, recorded):
+        for k, (observation_index, action_index) in enumerate(symmetries):
+            first = np.empty_like(hidden[0][0])
+            first[:, observation_index] = hidden[0][0]  # W' x = W x[observation_index]
+            out_layers.append(([(first, hidden[0][1]), *hidden[1:]], (head_w[action_index], head_b[action_index])))
+            out_recorded.append({**member, "symmetry": k})
+    return out_layers, out_recorded
+
+
+def make_ensemble(members: list, out, symmetries: bool = False) -> dict:
     """Write the ensemble of the checkpoint folders ``members`` to ``out`` (atomically, replacing
-    an earlier ensemble there); return its meta.json. Raise ``CheckpointError`` naming the member
-    and field that disagree, ``ValueError`` when ``out`` holds anything else."""
-    if len(members) < 2:
+    an earlier ensemble there), with ``symmetries`` each member once per symmetry of the game;
+    return its meta.json. Raise ``CheckpointError`` naming the member and field that disagree,
+    ``ValueError`` when ``out`` holds anything else."""
+    if len(members) < (1 if symmetries else 2):
         raise CheckpointError(f"an ensemble needs at least 2 members, got {len(members)}")
     out = Path(out)
     _check_out(out, members)
@@ -132,6 +165,9 @@ def make_ensemble(members: list, out) -> dict:
                 "policy_sha256": hashlib.sha256((path / "policy.npz").read_bytes()).hexdigest(),
             }
         )
+    timesteps = sum(m["timesteps"] or 0 for m in recorded)  # each network once, however relabelled
+    if symmetries:
+        layers, recorded = _relabelled(layers, recorded, first)
     arrays = ensemble_arrays(layers)
     hidden_sizes = [int(arrays[f"layer_{i}_bias"].shape[0]) for i in range(len(first_hidden))]
     meta = {
@@ -140,7 +176,7 @@ def make_ensemble(members: list, out) -> dict:
         "env_args": first.get("env_args", {}),
         "hidden_sizes": hidden_sizes,
         "algorithm": {"name": "ensemble", "net_arch": hidden_sizes, "members": recorded},
-        "timesteps": sum(m["timesteps"] or 0 for m in recorded),
+        "timesteps": timesteps,
         "run": "ensemble",
         "deckgym_version": deckgym_version(),
     }
@@ -157,13 +193,16 @@ def make_ensemble(members: list, out) -> dict:
 
 def main(argv=None) -> None:
     parser = command_parser("ensemble", __doc__)
-    parser.add_argument("members", nargs="+", help="checkpoint folders (2 or more)")
+    parser.add_argument("members", nargs="+", help="checkpoint folders (2 or more; 1 with --symmetries)")
     parser.add_argument(
         "--out", required=True, help="the ensemble's checkpoint folder (replaced if it holds an earlier ensemble)"
     )
+    parser.add_argument(
+        "--symmetries", action="store_true", help="each member once per symmetry of the game (Craits: its suits)"
+    )
     args = parser.parse_args(argv)
     try:
-        meta = make_ensemble(args.members, args.out)
+        meta = make_ensemble(args.members, args.out, args.symmetries)
     except (ValueError, OSError) as exc:  # CheckpointError is a ValueError
         sys.exit(f"error: {exc}")
     print(
