@@ -263,6 +263,12 @@ def test_golden_observations():
     )
 
 
+def _dealt(rules, cards):
+    """Hands of six for four seats, then the upcard, then the stock, from ``cards`` in order."""
+    hands = [cards[6 * s : 6 * s + 6] for s in range(4)]
+    return CraitsGame.from_position(rules, hands, cards[24], cards[25:], seed=9)
+
+
 @pytest.mark.parametrize("preset", ["craits", "create"])
 def test_suit_symmetries_map_a_game_onto_its_relabelled_twin(preset):
     """``suit_symmetries``: a deal and the same deal with its suits relabelled play alike, move
@@ -281,14 +287,8 @@ def test_suit_symmetries_map_a_game_onto_its_relabelled_twin(preset):
         deck = list(range(52))
         rng.shuffle(deck)
 
-        def position(relabel):
-            def text(c):
-                return card_to_text((c >> 2) * 4 + suits[c & 3] if relabel else c)
-
-            hands = [[text(c) for c in deck[6 * s : 6 * s + 6]] for s in range(4)]
-            return CraitsGame.from_position(rules, hands, text(deck[24]), [text(c) for c in deck[25:]], seed=9)
-
-        game, twin = position(False), position(True)
+        game = _dealt(rules, [card_to_text(c) for c in deck])
+        twin = _dealt(rules, [card_to_text((c >> 2) * 4 + suits[c & 3]) for c in deck])
         moves = 0
         while not game.deal_over and moves < 400:
             for seat in range(4):
