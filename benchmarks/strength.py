@@ -63,7 +63,7 @@ SETTINGS = [
         "craits_v0",
         {"preset": "craits"},
         "craits",
-        challengers=("craits_ensemble", "craits_symmetric"),
+        challengers=("craits_ensemble",),
         guided_challengers=("ismcts:prior=craits_ensemble,leaf=value",),
     ),
     Setting(
