@@ -31,13 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import training.matches.evaluate as match  # noqa: E402
-from training.agents import make_agent  # noqa: E402
-from training.agents.checkpoint import check_compatible  # noqa: E402
-from training.agents.folders import agent_folder  # noqa: E402
-from training.agents.policy import PolicyAgent  # noqa: E402
+from training.agents import load_network, make_agent  # noqa: E402
 from training.common.games import EnvHandle  # noqa: E402
-
-SEP = " defers "
 
 
 class Deferring:
@@ -79,17 +74,18 @@ def main(argv=None) -> dict:
     if not math.isfinite(args.margin) or args.margin < 0:
         parser.error(f"--margin {args.margin}: must be a number >= 0")
     env = EnvHandle(args.env)
-    folder = agent_folder(args.network)
-    if not Path(folder).is_dir():
-        parser.error(f"--network {args.network}: no such checkpoint folder or shipped bot")
-    network = PolicyAgent(folder, name=args.network)  # weights only (policy.npz)
     try:
-        check_compatible(network.meta, env, where=f"--network {args.network}")
-    except ValueError as exc:
+        network = load_network(
+            args.network,
+            env,
+            f"--network {args.network}: no such checkpoint folder or shipped bot",
+            f"--network {args.network}",
+        )
+    except ValueError as exc:  # CheckpointError too: another game, other rules
         parser.error(str(exc))
     if network.meta.get("action_selection") != "masked_argmax":
         parser.error(f"--network {args.network}: its outputs are policy logits; a margin needs Q-values (Double DQN)")
-    agent = f"{args.network}{SEP}{args.margin:g}"
+    agent = f"{args.network} defers {args.margin:g}"
     counts = {"decisions": 0, "differ": 0, "deferred": 0}
 
     def make(spec: str, env, seed=None, deterministic: bool = True):

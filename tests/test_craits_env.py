@@ -12,7 +12,7 @@ from pettingzoo.test import api_test, seed_test
 from envs import craits_v0
 from envs.craits import CraitsGame, Rules
 from envs.craits.env import HAND, OBS_SIZE, PHASE
-from envs.craits.game import BLIND_SUIT
+from envs.craits.game import BLIND_SUIT, SUIT_ACTION
 
 CONFIGS = [
     dict(num_players=2),
@@ -283,7 +283,7 @@ def test_suit_symmetries_map_a_game_onto_its_relabelled_twin(preset):
     rng = random.Random(5)
     rules = Rules.preset(preset)
     for observation_index, action_index in symmetries:
-        suits = [int(action_index[105 + s]) - 105 for s in range(4)]  # the relabelling, read off the suit moves
+        suits = [int(action_index[SUIT_ACTION + s]) - SUIT_ACTION for s in range(4)]  # read off the suit moves
         deck = list(range(52))
         rng.shuffle(deck)
 

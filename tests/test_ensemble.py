@@ -271,6 +271,10 @@ def test_symmetries_average_each_member_over_the_games_relabellings(tmp_path):
     make_ensemble([members[0]], tmp_path / "one", symmetries=True)  # one member is enough
     with pytest.raises(CheckpointError, match="already averaged over the game's symmetries"):
         make_ensemble([tmp_path / "sym"], tmp_path / "twice", symmetries=True)
+    with pytest.raises(CheckpointError, match="averaged over the game's symmetries beside one that is not"):
+        make_ensemble([tmp_path / "sym", members[0]], tmp_path / "mixed")
+    both = make_ensemble([tmp_path / "sym", tmp_path / "one"], tmp_path / "both")  # all relabelled: fine
+    assert len(both["algorithm"]["members"]) == 24 and both["timesteps"] == 1000 + 1001 + 1000
     with pytest.raises(CheckpointError, match="at least 2 members"):
         make_ensemble([members[0]], tmp_path / "plain")
     small = member(tmp_path / "small", seed=5)  # 5 observations: not Craits' layout

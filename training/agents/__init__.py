@@ -108,17 +108,23 @@ AGENT_SPECS = (
 )
 
 
-def prior_network(spec: str, env) -> PolicyAgent:
-    """The network a search's ``prior=`` names: a checkpoint folder (or a shipped bot's
-    name) made for ``env``'s game and rules, loaded as weights (``policy.npz``)."""
+def load_network(spec: str, env, missing: str, where: str) -> PolicyAgent:
+    """The network ``spec`` names, a checkpoint folder or a shipped bot's name, loaded as
+    weights (``policy.npz``) for a tool that reads its scores, checked against ``env``'s game
+    and rules. ``ValueError``: ``missing`` when ``spec`` names no checkpoint folder (an exported
+    bot has no weights to read), else what does not fit, ``where`` naming the network."""
     folder = agent_folder(spec)
     if spec.startswith("onnx:") or is_exported(folder) or not Path(folder).is_dir():
-        raise ValueError(
-            f"IS-MCTS option prior={shown(spec)}: name a checkpoint folder or a shipped bot (e.g. prior=craits)"
-        )
+        raise ValueError(missing)
     network = PolicyAgent(folder, name=spec)
-    check_compatible(network.meta, env, where=f"{Path(spec)} (the IS-MCTS prior)")
+    check_compatible(network.meta, env, where=where)
     return network
+
+
+def prior_network(spec: str, env) -> PolicyAgent:
+    """The network a search's ``prior=`` names (``load_network``)."""
+    missing = f"IS-MCTS option prior={shown(spec)}: name a checkpoint folder or a shipped bot (e.g. prior=craits)"
+    return load_network(spec, env, missing, where=f"{Path(spec)} (the IS-MCTS prior)")
 
 
 def make_agent(spec: str, env, seed=None, deterministic: bool = True):

@@ -110,11 +110,11 @@ def _relabelled(layers: list, recorded: list, meta: dict) -> tuple[list, list]:
         raise CheckpointError(f"--symmetries: {meta['env_id']} has no symmetries to average over")
     if any("symmetry" in member for member in recorded):
         raise CheckpointError("--symmetries: a member is already averaged over the game's symmetries")
-    observation_index, action_index = symmetries[0]
-    if (len(observation_index), len(action_index)) != (meta["observation_size"], meta["action_size"]):
+    sizes = tuple(len(index) for index in symmetries[0])
+    if sizes != (meta["observation_size"], meta["action_size"]):
         raise CheckpointError(
             f"--symmetries: the members' sizes ({meta['observation_size']}, {meta['action_size']}) are not "
-            f"{meta['env_id']}'s observation and action sizes ({len(observation_index)}, {len(action_index)})"
+            f"{meta['env_id']}'s observation and action sizes {sizes}"
         )
     out_layers, out_recorded = [], []
     for (hidden, (head_w, head_b)), member in zip(layers, recorded):
@@ -165,7 +165,12 @@ def make_ensemble(members: list, out, symmetries: bool = False) -> dict:
                 "policy_sha256": hashlib.sha256((path / "policy.npz").read_bytes()).hexdigest(),
             }
         )
-    timesteps = sum(m["timesteps"] or 0 for m in recorded)  # each network once, however relabelled
+    relabelled = ["symmetry" in m for m in recorded]
+    if any(relabelled) and not all(relabelled):  # each relabelled copy counts as a member
+        raise CheckpointError(
+            "a member averaged over the game's symmetries beside one that is not: its networks would weigh "
+            "as many times more as there are symmetries; make the plain ensemble, then average it (--symmetries)"
+        )
     if symmetries:
         layers, recorded = _relabelled(layers, recorded, first)
     arrays = ensemble_arrays(layers)
@@ -176,7 +181,8 @@ def make_ensemble(members: list, out, symmetries: bool = False) -> dict:
         "env_args": first.get("env_args", {}),
         "hidden_sizes": hidden_sizes,
         "algorithm": {"name": "ensemble", "net_arch": hidden_sizes, "members": recorded},
-        "timesteps": timesteps,
+        # each network once, however many relabelled copies of it there are
+        "timesteps": sum(m["timesteps"] or 0 for m in recorded if m.get("symmetry", 0) == 0),
         "run": "ensemble",
         "deckgym_version": deckgym_version(),
     }
