@@ -73,7 +73,8 @@ def test_strength_plays_into_its_logs_resumes_and_writes_its_table(tmp_path, mon
 
 def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
     """``benchmarks/paired.py``: the difference of two logs' agents on the sets both finished,
-    each set's share as ``training.evaluate`` counts it; logs of different matches refused."""
+    each set's share and points as ``training.evaluate`` counts them (the lead: the agent's
+    points minus its opponents', higher wins in Pairs Draft); logs of different matches refused."""
     paired = _load("paired")
     env = EnvHandle("pairs_draft_v0")
     first, second = ["heuristic", "random", "random", "random"], ["pairs_draft", "random", "random", "random"]
@@ -81,14 +82,18 @@ def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
     evaluate(env, second, 3, seed=70, log_dir=tmp_path / "b")
     result = paired.main([str(tmp_path / "a"), str(tmp_path / "b")])
     assert result["sets"] == 3
-    for key, layout, folder in (("first", first, "a"), ("second", second, "b")):
+    for key, layout, folder, leads in zip(("first", "second"), (first, second), "ab", result["leads"]):
         agent, shares = result[key]
         assert agent == layout[0] and len(shares) == 3
         again = evaluate(env, layout, 3, seed=70, log_dir=tmp_path / folder)  # read back, the first three sets
         assert np.mean(shares) == pytest.approx(again["agents"][agent]["win_share"])
+        points = again["agents"]
+        assert np.mean(leads) == pytest.approx(points[agent]["mean_score"] - points["random"]["mean_score"])
     np.testing.assert_allclose(result["difference"], result["first"][1] - result["second"][1])
+    np.testing.assert_allclose(result["lead_difference"], result["leads"][0] - result["leads"][1])
     out = capsys.readouterr().out
     assert "3 sets finished in both logs" in out and "difference, heuristic − pairs_draft" in out
+    assert "difference in lead, heuristic − pairs_draft" in out
     evaluate(env, ["random", "heuristic", "heuristic", "heuristic"], 2, seed=71, log_dir=tmp_path / "c")
     with pytest.raises(SystemExit, match="differ in seed"):
         paired.main([str(tmp_path / "a"), str(tmp_path / "c")])
@@ -108,8 +113,11 @@ def test_paired_compares_partnerships(tmp_path):
         evaluate(env, layout, 3, seed=72, log_dir=tmp_path / folder)
     result = paired.main([str(tmp_path / "a"), str(tmp_path / "b")])
     assert result["sets"] == 3 and result["first"][0] == "heuristic" and result["second"][0] == "create"
-    again = evaluate(env, layouts["a"], 3, seed=72, log_dir=tmp_path / "a")
-    assert np.mean(result["first"][1]) == pytest.approx(again["agents"]["heuristic"]["win_share"])
+    again = evaluate(env, layouts["a"], 3, seed=72, log_dir=tmp_path / "a")["agents"]
+    assert np.mean(result["first"][1]) == pytest.approx(again["heuristic"]["win_share"])
+    # Craits' points hurt: the lead is the opponents' points minus the agent's
+    lead = again["random"]["mean_score"] - again["heuristic"]["mean_score"]
+    assert np.mean(result["leads"][0]) == pytest.approx(lead) and lead > 0
     with pytest.raises(SystemExit, match="differ in the opponents"):
         paired.main([str(tmp_path / "a"), str(tmp_path / "c")])
 
