@@ -19,7 +19,7 @@ It prints the same for each agent's lead: its points ahead of its opponents' mea
 (behind, in a game where points hurt, as in Craits: positive is better either way),
 averaged over the set. The goals are win shares, but a lead keeps what a game's points say
 beyond who won, so it separates two agents in fewer sets: on Craits' tuning logs its paired
-difference stood 1.5 to 1.8 times as many standard errors from zero as the win shares'.
+difference stood 1.5 to 1.9 times as many standard errors from zero as the win shares'.
 """
 
 from __future__ import annotations
