@@ -64,7 +64,10 @@ SETTINGS = [
         {"preset": "craits"},
         "craits",
         challengers=("craits_ensemble",),
-        guided_challengers=("ismcts:prior=craits_ensemble,leaf=value",),
+        guided_challengers=(
+            "ismcts:prior=craits_ensemble,leaf=value",
+            f"ismcts:prior=craits_ensemble,leaf=value,simulations={DEEP}",
+        ),
     ),
     Setting(
         "create",
@@ -123,7 +126,7 @@ def matches() -> list[Match]:
         if options := STRONGEST_SEARCH.get(s.network):  # after the rows above, keeping their playing order
             strongest = f"{guided},{options}"
             out += [Match(s, strongest, "heuristic", 200 // searching), Match(s, strongest, s.network, 50 // searching)]
-        for spec in s.guided_challengers:  # value leaves: about half a minute a set on one core
+        for spec in s.guided_challengers:  # value leaves: half a minute a set on one core, at 1,000 simulations a minute
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 
