@@ -88,7 +88,9 @@ def search_bot(game: str, spec: str, seed):
     return make_agent(spec, EnvHandle(game), seed=seed)
 
 
-def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = False, leaf: str = "rollout") -> None:
+def cost(
+    games, simulations, rollouts, moves: int, seed: int, guided: bool = False, leaf: str = "rollout", prior=None
+) -> None:
     print(
         f"{'game':<12} {'leaf':<8} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}"
     )
@@ -96,9 +98,9 @@ def cost(games, simulations, rollouts, moves: int, seed: int, guided: bool = Fal
         env, heuristic = make_env(game)
         for rollout in rollouts:
             for sims in simulations:
-                # guided: the game's shipped bot (named as the game) gives the priors
-                prior = f",prior={game},leaf={leaf}" if guided else ""
-                bot = search_bot(game, f"ismcts:simulations={sims},rollout={rollout}{prior}", seed)
+                # guided: the network named by prior, else the game's shipped bot (named as the game)
+                guide = f",prior={prior or game},leaf={leaf}" if guided else ""
+                bot = search_bot(game, f"ismcts:simulations={sims},rollout={rollout}{guide}", seed)
                 times = []
                 want = max(1, moves if sims < 10_000 else min(moves, 3))
                 game_seed = seed
@@ -175,6 +177,9 @@ def main(argv=None) -> None:
         "--guided", action="store_true", help="cost: the search guided by the game's shipped bot (prior=GAME)"
     )
     parser.add_argument(
+        "--prior", help="cost: the search guided by this bot instead (a shipped bot's name or a checkpoint folder)"
+    )
+    parser.add_argument(
         "--leaf",
         default="rollout",
         choices=("rollout", "value"),
@@ -203,9 +208,12 @@ def main(argv=None) -> None:
         if g not in GAMES:
             parser.error(f"unknown game {g!r}: choose from {', '.join(GAMES)}")
     simulations = [int(s) for s in args.simulations.split(",")]
-    if args.leaf != "rollout" and not args.guided:
-        parser.error("--leaf value values leaves by a network: add --guided")
-    cost(games, simulations, args.rollouts.split(","), args.moves, args.seed, args.guided, args.leaf)
+    guided = args.guided or args.prior is not None
+    if args.leaf != "rollout" and not guided:
+        parser.error("--leaf value values leaves by a network: add --guided or --prior")
+    if args.prior is not None and len(games) != 1:
+        parser.error("--prior names one game's bot: give that game alone with --games")
+    cost(games, simulations, args.rollouts.split(","), args.moves, args.seed, guided, args.leaf, args.prior)
 
 
 if __name__ == "__main__":

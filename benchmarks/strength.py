@@ -126,7 +126,8 @@ def matches() -> list[Match]:
         if options := STRONGEST_SEARCH.get(s.network):  # after the rows above, keeping their playing order
             strongest = f"{guided},{options}"
             out += [Match(s, strongest, "heuristic", 200 // searching), Match(s, strongest, s.network, 50 // searching)]
-        for spec in s.guided_challengers:  # value leaves: half a minute a set on one core, at 1,000 simulations a minute
+        # value leaves: half a minute a set on one core; at 1,000 simulations about a minute
+        for spec in s.guided_challengers:
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 

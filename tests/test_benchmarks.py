@@ -170,6 +170,22 @@ def test_the_search_cost_benchmark_times_the_guided_search(capsys):
         search_cost.main(["--leaf", "value"])  # value leaves need the network: --guided
 
 
+def test_the_search_cost_benchmark_times_the_search_guided_by_another_bot(monkeypatch, capsys):
+    """``--prior`` names the guiding bot (one game's), in place of the game's shipped bot."""
+    search_cost = _load("search_cost")
+    specs = []
+    real = search_cost.search_bot
+    monkeypatch.setattr(
+        search_cost, "search_bot", lambda game, spec, seed: specs.append(spec) or real(game, spec, seed)
+    )
+    argv = ["--games", "craits", "--simulations", "4", "--moves", "1", "--prior", "craits_ensemble"]
+    search_cost.main(argv + ["--leaf", "value", "--rollouts", "heuristic"])
+    assert specs == ["ismcts:simulations=4,rollout=heuristic,prior=craits_ensemble,leaf=value"]
+    assert capsys.readouterr().out.splitlines()[1].split()[:2] == ["craits", "value"]
+    with pytest.raises(SystemExit):
+        search_cost.main(["--prior", "craits_ensemble"])  # both games: one bot can't guide both
+
+
 def test_deference_plays_the_rule_only_within_the_margin():
     """``benchmarks/deference.py``: the network's move, or the heuristic's when the network
     values it within the margin of its best."""
