@@ -363,8 +363,9 @@ def test_bots_are_listed_from_the_folders_given(tmp_path):
     assert all(bot["kind"] == "shipped" for bot in shipped.values()) and shipped["craits"]["env"] == "craits_v0"
     guided = {b: found.pop(f"ismcts:prior={b}") for b in shipping.bot_names()}  # each with its guided search
     assert all(bot["kind"] == "search" for bot in guided.values()) and guided["pairs_draft"]["env"] == "pairs_draft_v0"
-    deep = found.pop(f"ismcts:prior=create,{shipping.STRONGEST_SEARCH['create']}")  # and its strongest search
-    assert deep["kind"] == "search" and deep["env"] == "craits_v0"
+    for name in ("create", "craits_ensemble"):  # and their strongest searches
+        deep = found.pop(f"ismcts:prior={name},{shipping.STRONGEST_SEARCH[name]}")
+        assert deep["kind"] == "search" and deep["env"] == "craits_v0"
     assert set(found) == {f"{root}/craits", f"onnx:{root}/export"}
     assert found[f"onnx:{root}/export"]["env"] == "pairs_draft_v0" and found[f"{root}/craits"]["kind"] == "checkpoint"
 
@@ -389,6 +390,13 @@ def test_a_guided_search_plays_and_its_network_must_be_offered(tmp_path):
         f"ismcts:prior=create,{shipping.STRONGEST_SEARCH['create']}", partnership, seed=1, offered={"create"}
     )
     assert deep.simulations == 1000 and deep.symlog and deep.max_time_ms == web.MOVE_TIME_MS
+    deep = web.seat_bot(
+        f"ismcts:prior=craits_ensemble,{shipping.STRONGEST_SEARCH['craits_ensemble']}",
+        handle,
+        seed=1,
+        offered={"craits_ensemble"},
+    )
+    assert deep.simulations == 1000 and deep.value_leaves and deep.max_time_ms == web.MOVE_TIME_MS
 
 
 def test_the_number_of_games_is_capped():

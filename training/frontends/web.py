@@ -449,7 +449,7 @@ def find_bots(roots) -> list[dict]:
             found.append({"spec": name, "kind": "shipped", "env": meta["env_id"], "label": f"{name} (shipped)"})
             searches = [(f"ismcts:prior={name}", f"IS-MCTS guided by it, {GUIDED_SIMULATIONS} simulations")]
             if options := shipped.STRONGEST_SEARCH.get(name):
-                searches.append((f"ismcts:prior={name},{options}", f"its strongest: {options}, about a second a move"))
+                searches.append((f"ismcts:prior={name},{options}", f"its strongest: {options}, up to a second a move"))
             found += [
                 {"spec": spec, "kind": "search", "env": meta["env_id"], "label": f"{name} + search ({what})"}
                 for spec, what in searches
