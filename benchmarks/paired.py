@@ -50,7 +50,7 @@ def set_results(folder: Path) -> tuple[str, dict, dict[int, tuple[float, float]]
     ]
     score, share = per_game(records, layout, len(finished))
     agent = layout[0]
-    others = np.mean([score[spec] for spec in dict.fromkeys(layout) if spec != agent], axis=0)
+    others = np.mean([score[spec] for spec in layout if spec != agent], axis=0)  # each seat once
     sense = -1.0 if game_spec(header["env"]).lower_score_wins else 1.0
     lead = sense * (score[agent] - others)
     return agent, header, dict(zip(finished, zip(share[agent].mean(axis=1).tolist(), lead.mean(axis=1).tolist())))

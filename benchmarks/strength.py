@@ -64,10 +64,7 @@ SETTINGS = [
         {"preset": "craits"},
         "craits",
         challengers=("craits_ensemble",),
-        guided_challengers=(
-            "ismcts:prior=craits_ensemble,leaf=value",
-            f"ismcts:prior=craits_ensemble,leaf=value,simulations={DEEP}",
-        ),
+        guided_challengers=("ismcts:prior=craits_ensemble,leaf=value",),
     ),
     Setting(
         "create",
@@ -126,8 +123,10 @@ def matches() -> list[Match]:
         if options := STRONGEST_SEARCH.get(s.network):  # after the rows above, keeping their playing order
             strongest = f"{guided},{options}"
             out += [Match(s, strongest, "heuristic", 200 // searching), Match(s, strongest, s.network, 50 // searching)]
-        # value leaves: half a minute a set on one core; at 1,000 simulations about a minute
-        for spec in s.guided_challengers:
+        # value leaves: half a minute a set on one core; then a challenger's strongest search
+        # (craits_ensemble's: value leaves at 1,000 simulations, about a minute a set)
+        strongest_challengers = [f"ismcts:prior={bot},{o}" for bot in s.challengers if (o := STRONGEST_SEARCH.get(bot))]
+        for spec in [*s.guided_challengers, *strongest_challengers]:
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 
