@@ -6,6 +6,7 @@ agent spec refuse what can't work, naming it."""
 from __future__ import annotations
 
 import copy
+import json
 import random
 
 import numpy as np
@@ -13,9 +14,10 @@ import pytest
 from test_search import craits_positions, craits_swapped, pairs_positions, pairs_swapped
 
 from envs.craits.game import CraitsGame, Rules
-from envs.search import ISMCTSBot, search_game
+from envs.search import ISMCTSBot, parse_options, search_game
 from training.agents import make_agent, prior_network
 from training.common.games import EnvHandle
+from training.shipped import STRONGEST_SEARCH, bot_folder
 
 SIMS = 30
 
@@ -75,6 +77,33 @@ def test_craits_guided_search_is_blind_to_hidden_cards(craits, index, options):
         moves.add(bot.act_on(g, seat))
         stats.add(tuple(sorted(bot.root_stats().items())))
     assert len(moves) == 1 and len(stats) == 1
+
+
+@pytest.mark.parametrize("bot", sorted(STRONGEST_SEARCH))
+def test_the_shipped_strongest_searches_are_blind_to_hidden_cards(bot):
+    """The strongest searches the web app lists, built from their specs (at a small budget)
+    in their network's own rules (partnership Craits for ``create``), choose and value
+    alike in positions that differ only in the cards their seat can't see."""
+    meta = json.loads((bot_folder(bot) / "meta.json").read_text())
+    handle = EnvHandle(meta["env_id"], meta["env_args"])
+    options = {**parse_options(f"prior={bot},{STRONGEST_SEARCH[bot]}"), "simulations": SIMS, "seed": 7}
+    spec = "ismcts:" + ",".join(f"{k}={v}" for k, v in options.items())
+    env = handle.raw
+    env.reset(seed=6)
+    game = env.game  # played on directly: the env's own bookkeeping is not used
+    rng = random.Random(6)
+    searched = 0
+    while searched < 3:
+        legal = game.legal_actions()
+        if len(legal) > 1 and rng.random() < 0.1:
+            seat = game.current_player
+            results = set()
+            for g in (game, craits_swapped(game, seat, rng), craits_swapped(game, seat, rng)):
+                agent = make_agent(spec, handle)
+                results.add((agent.act_on(g, seat), tuple(sorted(agent.root_stats().items()))))
+            assert len(results) == 1, (bot, game.deal_index, game.phase_id)
+            searched += 1
+        game.apply(rng.choice(legal))
 
 
 @pytest.mark.parametrize("leaf", ["rollout", "value"])
