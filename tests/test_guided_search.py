@@ -6,7 +6,6 @@ agent spec refuse what can't work, naming it."""
 from __future__ import annotations
 
 import copy
-import json
 import random
 
 import numpy as np
@@ -16,6 +15,7 @@ from test_search import craits_positions, craits_swapped, pairs_positions, pairs
 from envs.craits.game import CraitsGame, Rules
 from envs.search import ISMCTSBot, parse_options, search_game
 from training.agents import make_agent, prior_network
+from training.agents.checkpoint import read_meta
 from training.common.games import EnvHandle
 from training.shipped import STRONGEST_SEARCH, bot_folder
 
@@ -84,7 +84,7 @@ def test_the_shipped_strongest_searches_are_blind_to_hidden_cards(bot):
     """The strongest searches the web app lists, built from their specs (at a small budget)
     in their network's own rules (partnership Craits for ``create``), choose and value
     alike in positions that differ only in the cards their seat can't see."""
-    meta = json.loads((bot_folder(bot) / "meta.json").read_text())
+    meta = read_meta(bot_folder(bot))
     handle = EnvHandle(meta["env_id"], meta["env_args"])
     options = {**parse_options(f"prior={bot},{STRONGEST_SEARCH[bot]}"), "simulations": SIMS, "seed": 7}
     spec = "ismcts:" + ",".join(f"{k}={v}" for k, v in options.items())
