@@ -55,6 +55,9 @@ class Setting:
     challengers: tuple[str, ...] = ()  # newer shipped networks: rows against the heuristic, the network, IS-MCTS
     # searches guided by a challenger: rows against the heuristic and the network
     guided_challengers: tuple[str, ...] = ()
+    # deeper searches on trial, after the strongest: rows against the heuristic and the network,
+    # each paired set by set with the strongest search's rows (the table's logs share their seeds)
+    on_trial: tuple[str, ...] = ()
 
 
 SETTINGS = [
@@ -65,6 +68,7 @@ SETTINGS = [
         "craits",
         challengers=("craits_ensemble",),
         guided_challengers=("ismcts:prior=craits_ensemble,leaf=value",),
+        on_trial=("ismcts:prior=craits_ensemble,leaf=value,simulations=3000",),  # about 4 minutes a set on a core
     ),
     Setting(
         "create",
@@ -126,7 +130,7 @@ def matches() -> list[Match]:
         # value leaves: half a minute a set on one core; then a challenger's strongest search
         # (craits_ensemble's: value leaves at 1,000 simulations, about a minute a set)
         strongest_challengers = [f"ismcts:prior={bot},{o}" for bot in s.challengers if (o := STRONGEST_SEARCH.get(bot))]
-        for spec in [*s.guided_challengers, *strongest_challengers]:
+        for spec in [*s.guided_challengers, *strongest_challengers, *s.on_trial]:
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 
