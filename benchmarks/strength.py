@@ -130,7 +130,8 @@ def matches() -> list[Match]:
         # value leaves: half a minute a set on one core; then a challenger's strongest search
         # (craits_ensemble's: value leaves at 1,000 simulations, about a minute a set); then those on trial
         strongest_challengers = [f"ismcts:prior={bot},{o}" for bot in s.challengers if (o := STRONGEST_SEARCH.get(bot))]
-        for spec in [*s.guided_challengers, *strongest_challengers, *s.on_trial]:
+        # once a search on trial is shipped as the strongest, its rows are the strongest's (not played twice)
+        for spec in dict.fromkeys([*s.guided_challengers, *strongest_challengers, *s.on_trial]):
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
     return out
 
