@@ -43,6 +43,9 @@ DOC = ROOT / "docs" / "strength.md"
 BEGIN, END = "<!-- strength table: begin -->", "<!-- strength table: end -->"
 SEARCH_10K = "ismcts:simulations=10000"
 DEEP = 1000  # the guided search's larger budget: about a second a move, five times the default
+# the rows without a search: a network's set takes a fraction of a second, so they get as many
+# sets as the training sections use to choose between networks (intervals of about ±0.012)
+NETWORK_SETS = 1600
 
 
 @dataclass(frozen=True)
@@ -112,9 +115,9 @@ def matches() -> list[Match]:
         guided = f"ismcts:prior={s.network}"
         deep = f"{guided},simulations={DEEP}"
         searching = 2 if s.partnership else 1  # seats of a search: a partnership match costs twice
-        out.append(Match(s, s.network, "heuristic", 400))
+        out.append(Match(s, s.network, "heuristic", NETWORK_SETS))
         for bot in s.challengers:
-            out += [Match(s, bot, "heuristic", 400), Match(s, bot, s.network, 400)]
+            out += [Match(s, bot, "heuristic", NETWORK_SETS), Match(s, bot, s.network, NETWORK_SETS)]
         out += [
             Match(s, guided, "heuristic", 200 // searching),
             Match(s, guided, s.network, 100 // searching),
