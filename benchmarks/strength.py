@@ -17,8 +17,9 @@ and a result never depends on how the run was split.
 ``--minutes`` is checked between steps (a step is ``--processes`` duplicate sets of a match
 with a search bot, 50 of one without, or the games left of one set): a step under way
 finishes first, and a Craits set (four games) with three search bots at 10,000 simulations
-takes most of an hour on a core. The report is the table between the markers in ``docs/strength.md`` (``--write``), each row with the sets played so far: win
-share of the agent (ties split) with its 95% interval over the sets, against the even share.
+takes most of an hour on a core. The report is the table between the markers in
+``docs/strength.md`` (``--write``), each row with the sets played so far: win share of the
+agent (ties split) with its 95% interval over the sets, against the even share.
 """
 
 from __future__ import annotations
