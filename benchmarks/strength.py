@@ -131,6 +131,9 @@ def matches() -> list[Match]:
         if options := STRONGEST_SEARCH.get(s.network):  # after the rows above, keeping their playing order
             strongest = f"{guided},{options}"
             out += [Match(s, strongest, "heuristic", 200 // searching), Match(s, strongest, s.network, 50 // searching)]
+            # the strongest search is a new bot too: the goal of beating IS-MCTS at 10,000
+            # simulations holds for it (a set costs about what the guided search's row does)
+            out.append(Match(s, strongest, SEARCH_10K, 20))
         # value leaves: half a minute a set on one core; then a challenger's strongest search
         # (craits_ensemble's: value leaves at 1,000 simulations, about a minute a set); then those on trial
         strongest_challengers = [f"ismcts:prior={bot},{o}" for bot in s.challengers if (o := STRONGEST_SEARCH.get(bot))]
