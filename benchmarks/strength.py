@@ -140,6 +140,9 @@ def matches() -> list[Match]:
         # once a search on trial is shipped as the strongest, its rows are the strongest's (not played twice)
         for spec in dict.fromkeys([*s.guided_challengers, *strongest_challengers, *s.on_trial]):
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
+        # a challenger's strongest search is a new bot too, held to the same 10,000-simulation
+        # goal (its set costs about what the challenger's own row's does: the opponents' moves)
+        out += [Match(s, spec, SEARCH_10K, 20) for spec in strongest_challengers]
     return out
 
 
