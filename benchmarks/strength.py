@@ -47,6 +47,7 @@ DEEP = 1000  # the guided search's larger budget: about a second a move, five ti
 # the rows without a search: a network's set takes a fraction of a second, so they get as many
 # sets as the training sections use to choose between networks (intervals of about ±0.012)
 NETWORK_SETS = 1600
+CREATE_DQN = "benchmarks/results/full/trials/create/DoubleDQN/seed0/checkpoint"
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,9 @@ class Setting:
     challengers: tuple[str, ...] = ()  # newer shipped networks: rows against the heuristic, the network, IS-MCTS
     # searches guided by a challenger: rows against the heuristic and the network
     guided_challengers: tuple[str, ...] = ()
-    # deeper searches on trial, after the strongest: rows against the heuristic and the network,
-    # each paired set by set with the strongest search's rows (the table's logs share their seeds)
+    # other searches on trial, after the strongest: rows against the heuristic, the network and
+    # IS-MCTS at 10,000 simulations, each paired set by set with the strongest search's rows
+    # (the table's logs share their seeds)
     on_trial: tuple[str, ...] = ()
 
 
@@ -80,6 +82,11 @@ SETTINGS = [
         {"preset": "create", "partnership": True},
         "create",
         partnership=True,
+        # leaves valued by a full-benchmark partnership Double DQN network (trained on deal
+        # rewards, as the search's leaves are); it won the most of the two tried on the tuning seeds
+        on_trial=(
+            f"ismcts:prior={CREATE_DQN},leaf=value,simulations=1000,reward_transform=symlog,prior_temperature=1",
+        ),
     ),
     Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
@@ -140,9 +147,9 @@ def matches() -> list[Match]:
         # once a search on trial is shipped as the strongest, its rows are the strongest's (not played twice)
         for spec in dict.fromkeys([*s.guided_challengers, *strongest_challengers, *s.on_trial]):
             out += [Match(s, spec, "heuristic", 400), Match(s, spec, s.network, 100)]
-        # a challenger's strongest search is a new bot too, held to the same 10,000-simulation
-        # goal (its set costs about what the challenger's own row's does: the opponents' moves)
-        out += [Match(s, spec, SEARCH_10K, 20) for spec in strongest_challengers]
+        # a challenger's strongest search, or one on trial, is a new bot too, held to the same
+        # 10,000-simulation goal (its set costs about what the challenger's own row's does: the opponents' moves)
+        out += [Match(s, spec, SEARCH_10K, 20) for spec in dict.fromkeys([*strongest_challengers, *s.on_trial])]
     return out
 
 
