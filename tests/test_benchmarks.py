@@ -71,6 +71,34 @@ def test_strength_plays_into_its_logs_resumes_and_writes_its_table(tmp_path, mon
     assert "| 3 of 3 |" in capsys.readouterr().out
 
 
+def test_strength_rows_give_student_t_intervals_over_few_sets(tmp_path, monkeypatch):
+    """Over 3 sets the normal interval is too narrow: the row's Student's t interval (2 degrees
+    of freedom) is wider by their quantiles' ratio, both clipped to [0, 1]."""
+    strength = _load("strength")
+    setting = strength.Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft")
+    monkeypatch.setattr(strength, "matches", lambda: [strength.Match(setting, "pairs_draft", "heuristic", 3)])
+    monkeypatch.setattr(strength, "LOGS", tmp_path)
+    strength.main(["--minutes", "5"])
+    row = strength.report(strength.matches()).splitlines()[-1]
+    share, normal, student = (cell.strip() for cell in row.split("|")[5:8])
+    s = float(share)
+    (low, high), (t_low, t_high) = (map(float, cell.strip("[]").split(", ")) for cell in (normal, student))
+    assert t_low < low < s < high < t_high
+    halves = [(s - low, s - t_low)] if t_low > 0 else []
+    halves += [(high - s, t_high - s)] if t_high < 1 else []  # the sides neither interval clips
+    assert halves and all(
+        wide / narrow == pytest.approx(strength.student_t95(2) / 1.96, abs=0.02) for narrow, wide in halves
+    )
+
+
+def test_student_t_quantile_matches_the_published_tables():
+    strength = _load("strength")
+    # two-sided 95% quantiles (Abramowitz and Stegun, table 26.10), odd and even degrees of freedom
+    for df, quantile in [(1, 12.7062), (2, 4.3027), (5, 2.5706), (12, 2.1788), (19, 2.0930), (120, 1.9799)]:
+        assert strength.student_t95(df) == pytest.approx(quantile, abs=1e-4)
+    assert strength._within(strength.student_t95(7), 7) == pytest.approx(0.95, abs=1e-12)
+
+
 def test_paired_compares_two_agents_set_by_set(tmp_path, capsys):
     """``benchmarks/paired.py``: the difference of two logs' agents on the sets both finished,
     each set's share and points as ``training.evaluate`` counts them (the lead: the agent's
