@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from training.common.games import EnvHandle  # noqa: E402
-from training.matches.evaluate import evaluate, per_game, summarize  # noqa: E402
+from training.matches.evaluate import evaluate, mean_ci, per_game, summarize  # noqa: E402
 from training.matches.evaluation_log import LOG_FILE, log_header, read_sets  # noqa: E402
 from training.shipped import STRONGEST_SEARCH  # noqa: E402
 
@@ -225,11 +225,10 @@ def report(selected: list[Match]) -> str:
         result = summarize(records, match.layout, sets, env.deals)[match.agent]
         low, high = result["win_share_ci95"]
         per_set = per_game(records, match.layout, sets)[1][match.agent].mean(axis=1)
-        half = student_t95(sets - 1) * float(per_set.std(ddof=1)) / math.sqrt(sets)
-        mean = float(per_set.mean())
+        _, (t_low, t_high) = mean_ci(per_set, 0.0, 1.0, quantile=student_t95(sets - 1))
         rows.append(
             f"| {match.setting.name} | `{match.agent}` | `{against}` | {sets} of {match.sets} | "
-            f"{result['win_share']:.3f} | [{low:.3f}, {high:.3f}] | [{max(0, mean - half):.3f}, {min(1, mean + half):.3f}] | "
+            f"{result['win_share']:.3f} | [{low:.3f}, {high:.3f}] | [{t_low:.3f}, {t_high:.3f}] | "
             f"{result['even_share']:.2f} |"
         )
     return "\n".join(rows)

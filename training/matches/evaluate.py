@@ -160,11 +160,13 @@ def _play(env, layout, seed, deterministic, games, record_dir, executor, on_set)
     return [record for part in parts for record in part]  # in set order, whoever played them
 
 
-def _mean_ci(set_means: np.ndarray, low=-math.inf, high=math.inf) -> tuple[float, list | None]:
+def mean_ci(set_means: np.ndarray, low=-math.inf, high=math.inf, quantile: float = Z95) -> tuple[float, list | None]:
+    """The mean over the sets and its 95% interval, mean ± quantile · s/√n clipped to [low,
+    high] (the normal one by default; ``benchmarks/strength.py`` passes Student's t too)."""
     mean = float(set_means.mean())
     if len(set_means) < 2:
         return mean, None
-    half = Z95 * float(set_means.std(ddof=1)) / math.sqrt(len(set_means))
+    half = quantile * float(set_means.std(ddof=1)) / math.sqrt(len(set_means))
     return mean, [max(low, mean - half), min(high, mean + half)]
 
 
@@ -192,8 +194,8 @@ def summarize(records, layout: list[str], sets: int, deals: int | None) -> dict:
     score, share = per_game(records, layout, sets)
     agents = {}
     for spec in specs:
-        mean_score, score_ci = _mean_ci(score[spec].mean(axis=1))
-        win_share, share_ci = _mean_ci(share[spec].mean(axis=1), 0.0, 1.0)
+        mean_score, score_ci = mean_ci(score[spec].mean(axis=1))
+        win_share, share_ci = mean_ci(share[spec].mean(axis=1), 0.0, 1.0)
         agents[spec] = {
             "seats": layout.count(spec),
             "mean_score": mean_score,
