@@ -8,7 +8,9 @@ seed played once per rotation of the seats), on deal seeds from ``SEED`` on, whi
 else in the project uses. Each finished game is kept in
 ``benchmarks/results/strength/<match>/sets.jsonl`` (``training.evaluate --log``): running
 this script again plays only what is missing, up to each match's target number of sets,
-and a result never depends on how the run was split.
+and a result never depends on how the run was split. A row that ends at the edge of a goal
+gets a confirmation row on seeds of its own (``CONFIRM_SEED``), its number of sets fixed
+before its first set, and judged on its own.
 
     python benchmarks/strength.py --minutes 60            # play for about an hour, then report
     python benchmarks/strength.py --minutes 0             # only report what the logs hold
@@ -41,6 +43,11 @@ from training.matches.evaluation_log import LOG_FILE, log_header, read_sets  # n
 from training.shipped import STRONGEST_SEARCH  # noqa: E402
 
 SEED = 1_200_000  # fresh deal seeds: training, tuning (800000), shipping and baselines use others
+# a confirmation row's own fresh seeds (the rows above use at most 1,600 from SEED on)
+CONFIRM_SEED = 1_300_000
+# fixed before its first set: a row that ends at the edge of a goal is settled on new seeds,
+# never by adding sets to it after seeing its result (that would be optional stopping)
+CONFIRM_SETS = 40
 LOGS = ROOT / "benchmarks" / "results" / "strength"
 DOC = ROOT / "docs" / "strength.md"
 BEGIN, END = "<!-- strength table: begin -->", "<!-- strength table: end -->"
@@ -50,6 +57,7 @@ DEEP = 1000  # the guided search's larger budget: about a second a move, five ti
 # sets as the training sections use to choose between networks (intervals of about ±0.012)
 NETWORK_SETS = 1600
 CREATE_DQN = "benchmarks/results/full/trials/create/DoubleDQN/seed0/checkpoint"
+CREATE_VALUE_LEAF = f"ismcts:prior={CREATE_DQN},leaf=value,simulations=1000,reward_transform=symlog,prior_temperature=1"
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,9 @@ class Setting:
     # IS-MCTS at 10,000 simulations, each paired set by set with the strongest search's rows
     # (the table's logs share their seeds)
     on_trial: tuple[str, ...] = ()
+    # searches whose 10,000-simulation row ended at the edge of the goal: a confirmation row
+    # against IS-MCTS at 10,000 simulations on CONFIRM_SEED, judged on its own
+    confirm_10k: tuple[str, ...] = ()
 
 
 SETTINGS = [
@@ -86,9 +97,8 @@ SETTINGS = [
         partnership=True,
         # leaves valued by a full-benchmark partnership Double DQN network (trained on deal
         # rewards, as the search's leaves are); it won the most of the two tried on the tuning seeds
-        on_trial=(
-            f"ismcts:prior={CREATE_DQN},leaf=value,simulations=1000,reward_transform=symlog,prior_temperature=1",
-        ),
+        on_trial=(CREATE_VALUE_LEAF,),
+        confirm_10k=(CREATE_VALUE_LEAF,),  # 0.613, Student's t [0.496, 0.729] over its 20 sets
     ),
     Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
@@ -100,13 +110,15 @@ class Match:
     agent: str
     opponent: str
     sets: int  # the target
+    seed: int = SEED  # the first deal seed
 
     @property
     def name(self) -> str:
         def short(spec: str) -> str:
             return spec.replace("ismcts:", "ismcts_").replace("=", "").replace(",", "_").replace("/", "_")
 
-        return f"{self.setting.name}-{short(self.agent)}-vs-{short(self.opponent)}"
+        confirmation = "-confirm" if self.seed == CONFIRM_SEED else ""
+        return f"{self.setting.name}-{short(self.agent)}-vs-{short(self.opponent)}{confirmation}"
 
     @property
     def layout(self) -> list[str]:
@@ -152,6 +164,7 @@ def matches() -> list[Match]:
         # a challenger's strongest search, or one on trial, is a new bot too, held to the same
         # 10,000-simulation goal (its set costs about what the challenger's own row's does: the opponents' moves)
         out += [Match(s, spec, SEARCH_10K, 20) for spec in dict.fromkeys([*strongest_challengers, *s.on_trial])]
+        out += [Match(s, spec, SEARCH_10K, CONFIRM_SETS, seed=CONFIRM_SEED) for spec in s.confirm_10k]
     return out
 
 
@@ -160,7 +173,7 @@ def done_games(match: Match) -> dict[int, dict[int, tuple]]:
     if not (folder / LOG_FILE).exists():
         return {}
     env = match.env()
-    return read_sets(folder, log_header(env, match.layout, SEED, True), env.seats)
+    return read_sets(folder, log_header(env, match.layout, match.seed, True), env.seats)
 
 
 def play(selected: list[Match], minutes: float, processes: int) -> None:
@@ -176,7 +189,7 @@ def play(selected: list[Match], minutes: float, processes: int) -> None:
             step = processes if "ismcts" in match.agent + match.opponent else 50  # a network's sets take a second
             target = min(match.sets, complete + (1 if partial is not None else step))
             started = time.monotonic()
-            evaluate(env, match.layout, target, seed=SEED, processes=processes, log_dir=LOGS / match.name)
+            evaluate(env, match.layout, target, seed=match.seed, processes=processes, log_dir=LOGS / match.name)
             print(f"{match.name}: {target} sets ({time.monotonic() - started:.0f} s)", flush=True)
 
 
@@ -218,6 +231,8 @@ def report(selected: list[Match]) -> str:
         while len(done.get(sets, {})) == env.seats:  # the complete sets from the first on
             sets += 1
         against = match.opponent + (" (a side of two)" if match.setting.partnership else " (three)")
+        if match.seed != SEED:
+            against += f" on seeds from {match.seed:,}"
         if sets < 2:
             rows.append(f"| {match.setting.name} | `{match.agent}` | `{against}` | {sets} of {match.sets} | | | | |")
             continue

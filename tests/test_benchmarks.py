@@ -71,6 +71,25 @@ def test_strength_plays_into_its_logs_resumes_and_writes_its_table(tmp_path, mon
     assert "| 3 of 3 |" in capsys.readouterr().out
 
 
+def test_a_confirmation_row_plays_its_own_seeds_into_its_own_log(tmp_path, monkeypatch):
+    """The same agents on CONFIRM_SEED: a separate log and table row, never the first row's games."""
+    strength = _load("strength")
+    table = strength.matches()  # the real rows: none reaches the confirmation seeds
+    assert strength.CONFIRM_SEED > max(m.seed + m.sets for m in table if m.seed == strength.SEED)
+    setting = strength.Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft")
+    first = strength.Match(setting, "random", "heuristic", 2)
+    confirm = strength.Match(setting, "random", "heuristic", 2, seed=strength.CONFIRM_SEED)
+    monkeypatch.setattr(strength, "matches", lambda: [first, confirm])
+    monkeypatch.setattr(strength, "LOGS", tmp_path)
+    strength.main(["--minutes", "5"])
+    assert confirm.name == first.name + "-confirm"
+    headers = [json.loads((tmp_path / m.name / "sets.jsonl").read_text().splitlines()[0]) for m in (first, confirm)]
+    assert [h["seed"] for h in headers] == [strength.SEED, strength.CONFIRM_SEED]
+    rows = strength.report([first, confirm]).splitlines()[2:]
+    assert "on seeds from" not in rows[0] and f"on seeds from {strength.CONFIRM_SEED:,}" in rows[1]
+    assert all("| 2 of 2 |" in row for row in rows)
+
+
 def test_strength_rows_give_student_t_intervals_over_few_sets(tmp_path, monkeypatch):
     """Over 3 sets the normal interval is too narrow: the row's Student's t interval (2 degrees
     of freedom) is wider by their quantiles' ratio, both clipped to [0, 1]."""
