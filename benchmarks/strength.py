@@ -110,15 +110,18 @@ class Match:
     agent: str
     opponent: str
     sets: int  # the target
-    seed: int = SEED  # the first deal seed
+    confirm: bool = False  # a confirmation row: on CONFIRM_SEED, in a folder and table row of its own
+
+    @property
+    def seed(self) -> int:  # the first deal seed
+        return CONFIRM_SEED if self.confirm else SEED
 
     @property
     def name(self) -> str:
         def short(spec: str) -> str:
             return spec.replace("ismcts:", "ismcts_").replace("=", "").replace(",", "_").replace("/", "_")
 
-        confirmation = "-confirm" if self.seed == CONFIRM_SEED else ""
-        return f"{self.setting.name}-{short(self.agent)}-vs-{short(self.opponent)}{confirmation}"
+        return f"{self.setting.name}-{short(self.agent)}-vs-{short(self.opponent)}{'-confirm' if self.confirm else ''}"
 
     @property
     def layout(self) -> list[str]:
@@ -164,7 +167,7 @@ def matches() -> list[Match]:
         # a challenger's strongest search, or one on trial, is a new bot too, held to the same
         # 10,000-simulation goal (its set costs about what the challenger's own row's does: the opponents' moves)
         out += [Match(s, spec, SEARCH_10K, 20) for spec in dict.fromkeys([*strongest_challengers, *s.on_trial])]
-        out += [Match(s, spec, SEARCH_10K, CONFIRM_SETS, seed=CONFIRM_SEED) for spec in s.confirm_10k]
+        out += [Match(s, spec, SEARCH_10K, CONFIRM_SETS, confirm=True) for spec in s.confirm_10k]
     return out
 
 
@@ -231,7 +234,7 @@ def report(selected: list[Match]) -> str:
         while len(done.get(sets, {})) == env.seats:  # the complete sets from the first on
             sets += 1
         against = match.opponent + (" (a side of two)" if match.setting.partnership else " (three)")
-        if match.seed != SEED:
+        if match.confirm:
             against += f" on seeds from {match.seed:,}"
         if sets < 2:
             rows.append(f"| {match.setting.name} | `{match.agent}` | `{against}` | {sets} of {match.sets} | | | | |")

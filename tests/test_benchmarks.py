@@ -75,10 +75,10 @@ def test_a_confirmation_row_plays_its_own_seeds_into_its_own_log(tmp_path, monke
     """The same agents on CONFIRM_SEED: a separate log and table row, never the first row's games."""
     strength = _load("strength")
     table = strength.matches()  # the real rows: none reaches the confirmation seeds
-    assert strength.CONFIRM_SEED > max(m.seed + m.sets for m in table if m.seed == strength.SEED)
+    assert strength.CONFIRM_SEED > max(m.seed + m.sets for m in table if not m.confirm)
     setting = strength.Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft")
     first = strength.Match(setting, "random", "heuristic", 2)
-    confirm = strength.Match(setting, "random", "heuristic", 2, seed=strength.CONFIRM_SEED)
+    confirm = strength.Match(setting, "random", "heuristic", 2, confirm=True)
     monkeypatch.setattr(strength, "matches", lambda: [first, confirm])
     monkeypatch.setattr(strength, "LOGS", tmp_path)
     strength.main(["--minutes", "5"])
