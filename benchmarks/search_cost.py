@@ -4,7 +4,9 @@ Cost (the default): the IS-MCTS bot plays seat 0 against the heuristic bot (``en
 in seeded games, and the time of each of its searched moves (moves with one legal action
 are not searched and not counted) is averaged, per game, rollout rule and number of
 simulations. Craits plays its default rules (positions from the first deals, 8 cards and
-down); Pairs Draft whole games (the draft, the discard and the rounds alike).
+down); Pairs Draft whole games (the draft, the discard and the rounds alike); ``create``
+partnership Craits (the create preset), the heuristic in the other three seats, partner
+included. ``--options`` adds IS-MCTS options to the timed spec.
 
 Strength (``--strength``): duplicate matches, IS-MCTS in one seat against the heuristic
 bot in the others. Every deal seed is played once per seat with IS-MCTS moved round the
@@ -17,6 +19,7 @@ Run from the repository root::
 
     python benchmarks/search_cost.py                         # 100 and 1,000 simulations
     python benchmarks/search_cost.py --simulations 100,1000,10000 --moves 3
+    python benchmarks/search_cost.py --games create --prior create_dqn --leaf value --options reward_transform=symlog
     python benchmarks/search_cost.py --strength craits --sets 10 --deals 8
     python benchmarks/search_cost.py --strength pairs_draft --sets 6 --spec ismcts:simulations=300
 """
@@ -34,14 +37,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from envs.search import ISMCTSBot  # noqa: E402
 
 GAMES = ("craits", "pairs_draft")
+# cost only: partnership Craits (the create preset), the search in seat 0 and the heuristic
+# in the other three, its partner included
+SETTINGS = {"craits": ("craits_v0", {}), "pairs_draft": ("pairs_draft_v0", {})}
+SETTINGS["create"] = ("craits_v0", {"preset": "create", "partnership": True})
 
 
 def make_env(game: str, deals=None):
-    if game == "craits":
+    if game in ("craits", "create"):
         from envs.craits.bot import CraitsHeuristic
         from envs.craits.env import raw_env
 
-        env = raw_env(**({"deals": deals} if deals else {}))
+        env = raw_env(**SETTINGS[game][1], **({"deals": deals} if deals else {}))
         return env, CraitsHeuristic(env.rules)
     from envs.pairs_draft.bot import PairsDraftHeuristic
     from envs.pairs_draft.env import raw_env
@@ -78,18 +85,27 @@ def play(env, heuristic, bot, bot_seat: int, seed: int, on_search=None, max_sear
 
 
 def search_bot(game: str, spec: str, seed):
-    """The bot of an ``ismcts`` spec; one naming a ``prior`` network is loaded through
-    ``training.agents.make_agent`` (which reads the checkpoint)."""
-    if "prior=" not in spec:
+    """The bot of an ``ismcts`` spec; one naming a ``prior`` network, or playing other rules
+    than its game's default, is built through ``training.agents.make_agent`` (which reads the
+    checkpoint and the env's rules)."""
+    if "prior=" not in spec and game in GAMES:
         return ISMCTSBot.from_spec(spec, game, seed=seed)
     from training.agents import make_agent
     from training.common.games import EnvHandle
 
-    return make_agent(spec, EnvHandle(game), seed=seed)
+    return make_agent(spec, EnvHandle(*SETTINGS[game]), seed=seed)
 
 
 def cost(
-    games, simulations, rollouts, moves: int, seed: int, guided: bool = False, leaf: str = "rollout", prior=None
+    games,
+    simulations,
+    rollouts,
+    moves: int,
+    seed: int,
+    guided: bool = False,
+    leaf: str = "rollout",
+    prior=None,
+    options: str = "",
 ) -> None:
     print(
         f"{'game':<12} {'leaf':<8} {'rollout':<10} {'simulations':>11} {'moves':>6} {'ms/move':>9} {'us/simulation':>14}"
@@ -100,7 +116,8 @@ def cost(
             for sims in simulations:
                 # guided: the network named by prior, else the game's shipped bot (named as the game)
                 guide = f",prior={prior or game},leaf={leaf}" if guided else ""
-                bot = search_bot(game, f"ismcts:simulations={sims},rollout={rollout}{guide}", seed)
+                extra = f",{options}" if options else ""
+                bot = search_bot(game, f"ismcts:simulations={sims},rollout={rollout}{guide}{extra}", seed)
                 times = []
                 want = max(1, moves if sims < 10_000 else min(moves, 3))
                 game_seed = seed
@@ -164,7 +181,11 @@ def strength(game: str, sets: int, spec: str, seed: int, deals) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", default=",".join(GAMES), help="cost: games, comma-separated")
+    parser.add_argument(
+        "--games",
+        default=",".join(GAMES),
+        help="cost: games, comma-separated (and create: partnership Craits, the create preset)",
+    )
     parser.add_argument("--simulations", default="100,1000", help="cost: simulation counts, comma-separated")
     parser.add_argument("--rollouts", default="random,heuristic", help="cost: rollout rules, comma-separated")
     parser.add_argument(
@@ -184,6 +205,9 @@ def main(argv=None) -> None:
         default="rollout",
         choices=("rollout", "value"),
         help="cost, guided: how leaves are valued (value: by the network, after a rollout to the searcher's turn)",
+    )
+    parser.add_argument(
+        "--options", default="", help="cost: more IS-MCTS options, e.g. reward_transform=symlog,prior_temperature=1"
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strength", choices=GAMES, help="play duplicate matches against the heuristic instead")
@@ -205,15 +229,17 @@ def main(argv=None) -> None:
         return
     games = [g for g in args.games.split(",") if g]
     for g in games:
-        if g not in GAMES:
-            parser.error(f"unknown game {g!r}: choose from {', '.join(GAMES)}")
+        if g not in SETTINGS:
+            parser.error(f"unknown game {g!r}: choose from {', '.join(SETTINGS)}")
     simulations = [int(s) for s in args.simulations.split(",")]
     guided = args.guided or args.prior is not None
     if args.leaf != "rollout" and not guided:
         parser.error("--leaf value values leaves by a network: add --guided or --prior")
     if args.prior is not None and len(games) != 1:
         parser.error("--prior names one game's bot: give that game alone with --games")
-    cost(games, simulations, args.rollouts.split(","), args.moves, args.seed, guided, args.leaf, args.prior)
+    cost(
+        games, simulations, args.rollouts.split(","), args.moves, args.seed, guided, args.leaf, args.prior, args.options
+    )
 
 
 if __name__ == "__main__":

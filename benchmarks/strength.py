@@ -56,8 +56,10 @@ DEEP = 1000  # the guided search's larger budget: about a second a move, five ti
 # the rows without a search: a network's set takes a fraction of a second, so they get as many
 # sets as the training sections use to choose between networks (intervals of about ±0.012)
 NETWORK_SETS = 1600
+# shipped as checkpoints/create_dqn (the same policy.npz, tests/test_benchmarks.py) with this
+# search as its strongest; its rows keep naming this folder, as their logs do
 CREATE_DQN = "benchmarks/results/full/trials/create/DoubleDQN/seed0/checkpoint"
-CREATE_VALUE_LEAF = f"ismcts:prior={CREATE_DQN},leaf=value,simulations=1000,reward_transform=symlog,prior_temperature=1"
+CREATE_VALUE_LEAF = f"ismcts:prior={CREATE_DQN},{STRONGEST_SEARCH['create_dqn']}"
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import pytest
 
 from training.common.games import EnvHandle
 from training.matches.evaluate import evaluate
+from training.shipped import bot_folder
 
 BENCHMARKS = Path(__file__).parent.parent / "benchmarks"
 
@@ -21,6 +22,15 @@ def _load(name):
     sys.modules[name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def test_the_shipped_partnership_network_is_the_one_its_strength_rows_measured():
+    """docs/strength.md's rows of create_dqn's strongest search name the full benchmark's
+    folder (their logs do): the shipped bot must hold that network, byte for byte."""
+    strength = _load("strength")
+    measured = BENCHMARKS.parent / strength.CREATE_DQN / "policy.npz"
+    assert (bot_folder("create_dqn") / "policy.npz").read_bytes() == measured.read_bytes()
+    assert strength.CREATE_VALUE_LEAF.startswith(f"ismcts:prior={strength.CREATE_DQN},leaf=value,")
 
 
 def test_env_speed_runs_and_writes_json(tmp_path, capsys):
@@ -231,6 +241,19 @@ def test_the_search_cost_benchmark_times_the_search_guided_by_another_bot(monkey
     assert capsys.readouterr().out.splitlines()[1].split()[:2] == ["craits", "value"]
     with pytest.raises(SystemExit):
         search_cost.main(["--prior", "craits_ensemble"])  # both games: one bot can't guide both
+
+
+def test_the_search_cost_benchmark_times_the_partnership_search_with_more_options(capsys):
+    """``--games create`` times a search playing partnership Craits (the create preset, whose
+    network would refuse the default rules); ``--options`` adds to its spec."""
+    search_cost = _load("search_cost")
+    argv = ["--games", "create", "--simulations", "4", "--moves", "1", "--prior", "create_dqn", "--leaf", "value"]
+    search_cost.main(argv + ["--rollouts", "heuristic", "--options", "reward_transform=symlog,prior_temperature=1"])
+    assert capsys.readouterr().out.splitlines()[1].split()[:4] == ["create", "value", "heuristic", "4"]
+    bot = search_cost.search_bot("create", "ismcts:simulations=4,prior=create_dqn,reward_transform=symlog", 0)
+    assert bot.symlog and bot.network is not None
+    with pytest.raises(SystemExit):
+        search_cost.main(["--games", "bridge"])
 
 
 def test_deference_plays_the_rule_only_within_the_margin():

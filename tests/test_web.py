@@ -363,7 +363,7 @@ def test_bots_are_listed_from_the_folders_given(tmp_path):
     assert all(bot["kind"] == "shipped" for bot in shipped.values()) and shipped["craits"]["env"] == "craits_v0"
     guided = {b: found.pop(f"ismcts:prior={b}") for b in shipping.bot_names()}  # each with its guided search
     assert all(bot["kind"] == "search" for bot in guided.values()) and guided["pairs_draft"]["env"] == "pairs_draft_v0"
-    for name in ("create", "craits_ensemble"):  # and their strongest searches
+    for name in ("create", "create_dqn", "craits_ensemble"):  # and their strongest searches
         deep = found.pop(f"ismcts:prior={name},{shipping.STRONGEST_SEARCH[name]}")
         assert deep["kind"] == "search" and deep["env"] == "craits_v0"
     assert set(found) == {f"{root}/craits", f"onnx:{root}/export"}
@@ -390,6 +390,14 @@ def test_a_guided_search_plays_and_its_network_must_be_offered(tmp_path):
         f"ismcts:prior=create,{shipping.STRONGEST_SEARCH['create']}", partnership, seed=1, offered={"create"}
     )
     assert deep.simulations == 1000 and deep.symlog and deep.max_time_ms == web.MOVE_TIME_MS
+    deep = web.seat_bot(
+        f"ismcts:prior=create_dqn,{shipping.STRONGEST_SEARCH['create_dqn']}",
+        partnership,
+        seed=1,
+        offered={"create_dqn"},
+    )
+    assert deep.simulations == 1000 and deep.symlog and deep.value_leaves and deep.temperature == 1
+    assert deep.max_time_ms == web.MOVE_TIME_MS
     deep = web.seat_bot(
         f"ismcts:prior=craits_ensemble,{shipping.STRONGEST_SEARCH['craits_ensemble']}",
         handle,

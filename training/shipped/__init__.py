@@ -20,7 +20,9 @@ _NAME = re.compile(r"[A-Za-z0-9_-]+")  # a bare name, never a path
 # (``ismcts:prior=NAME``): the options added to it. benchmarks/strength.py measures it
 # (docs/strength.md).
 STRONGEST_SEARCH = {
-    "create": "simulations=1000,reward_transform=symlog",  # about a second a move
+    "create": "simulations=1000,reward_transform=symlog",  # about a fifth of a second a move (docs/search.md)
+    # leaves valued by the network's Q-values: the partnership's strongest, at about half that cost
+    "create_dqn": "leaf=value,simulations=1000,reward_transform=symlog,prior_temperature=1",
     "craits_ensemble": "leaf=value,simulations=1000",  # about a third of a second
 }
 
