@@ -37,10 +37,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from envs.search import ISMCTSBot  # noqa: E402
 
 GAMES = ("craits", "pairs_draft")
-# cost only: partnership Craits (the create preset), the search in seat 0 and the heuristic
-# in the other three, its partner included
-SETTINGS = {"craits": ("craits_v0", {}), "pairs_draft": ("pairs_draft_v0", {})}
-SETTINGS["create"] = ("craits_v0", {"preset": "create", "partnership": True})
+SETTINGS = {
+    "craits": ("craits_v0", {}),
+    "pairs_draft": ("pairs_draft_v0", {}),
+    # cost only: partnership Craits, the search in seat 0, the heuristic in the others (its partner too)
+    "create": ("craits_v0", {"preset": "create", "partnership": True}),
+}
 
 
 def make_env(game: str, deals=None):

@@ -14,7 +14,7 @@ from training.matches.evaluate import bot_layout, evaluate
 SHIPPED = sorted(p for p in (Path(__file__).parent.parent / "checkpoints").iterdir() if (p / "meta.json").is_file())
 SHORT_GAME = {"craits_v0": {"deals": [8, 5, 2]}, "pairs_draft_v0": {}}
 # create_dqn is shipped to value its search's leaves: alone it beats random only narrowly, over
-# whole games (0.569 [0.546, 0.593] over its 400 shipping sets; level with random in short ones),
+# whole games (0.569 [0.546, 0.593] over its 400 shipping sets; not clearly in short ones),
 # so it plays whole games, more of them
 WHOLE_GAMES = {"create_dqn": 100}
 
