@@ -31,6 +31,9 @@ def test_the_shipped_partnership_network_is_the_one_its_strength_rows_measured()
     measured = BENCHMARKS.parent / strength.CREATE_DQN / "policy.npz"
     assert (bot_folder("create_dqn") / "policy.npz").read_bytes() == measured.read_bytes()
     assert strength.CREATE_VALUE_LEAF.startswith(f"ismcts:prior={strength.CREATE_DQN},leaf=value,")
+    # its spec is built from STRONGEST_SEARCH: changing that entry must not orphan the rows' logs
+    rows = [m for m in strength.matches() if strength.CREATE_VALUE_LEAF in (m.agent, m.opponent)]
+    assert rows and all((strength.LOGS / m.name / strength.LOG_FILE).is_file() for m in rows)
 
 
 def test_env_speed_runs_and_writes_json(tmp_path, capsys):
