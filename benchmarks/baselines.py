@@ -49,7 +49,7 @@ SETTINGS = {
     f"{s.name} (partnership)" if s.partnership else s.name: (
         s.env_id,
         s.args,
-        [f"checkpoints/{bot}" for bot in (s.network, *s.challengers)],
+        [f"checkpoints/{bot}" for bot in (s.network, *s.challengers, *s.guides)],
     )
     for s in STRENGTH_SETTINGS
 }

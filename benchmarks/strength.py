@@ -79,6 +79,9 @@ class Setting:
     # searches whose 10,000-simulation row ended at the edge of the goal: a confirmation row
     # against IS-MCTS at 10,000 simulations on CONFIRM_SEED, judged on its own
     confirm_10k: tuple[str, ...] = ()
+    # networks shipped to guide a search above (on trial or confirmed), whose rows name the file
+    # they were measured from: baselines.py measures them as shipped bots; no rows of their own here
+    guides: tuple[str, ...] = ()
 
 
 SETTINGS = [
@@ -101,6 +104,7 @@ SETTINGS = [
         # rewards, as the search's leaves are); it won the most of the two tried on the tuning seeds
         on_trial=(CREATE_VALUE_LEAF,),
         confirm_10k=(CREATE_VALUE_LEAF,),  # 0.613, Student's t [0.496, 0.729] over its 20 sets
+        guides=("create_dqn",),  # CREATE_DQN, shipped
     ),
     Setting("pairs_draft", "pairs_draft_v0", {}, "pairs_draft", challengers=("pairs_draft_ensemble",)),
 ]
